@@ -1,0 +1,53 @@
+// qgemm/gemm.h — scaled GEMMs with fused dequantization epilogues (W8A8).
+//
+// Notation (docs/gemm.md): Â [M,K] and B̂ [K,N] are the quantized operands,
+// s_a the activation scale (per-tensor or per-token), s_b the weight scale
+// (per-tensor or per-channel), z_a the activation zero point, C the bias.
+//
+//   D = s_a · s_b · (Â·B̂ − z_a·J·B̂) + C
+//
+// Layouts (the same as vLLM's, so engines can switch):
+//   a       [M,K] row-major (stride(1) == 1, stride(0) >= K), int8 or fp8 e4m3
+//   b       [K,N] column-major (stride(0) == 1, stride(1) >= K), same dtype as a;
+//           i.e. a weight stored [N,K] row-major, viewed transposed
+//   scale_a fp32, 1 or M elements; shapes [1], [1,1], [M], [M,1]
+//   scale_b fp32, 1 or N elements; shapes [1], [1,1], [N], [1,N]
+//   bias    [N], the output dtype
+//   out     [M,N] row-major (stride(1) == 1, stride(0) >= N), bf16 or fp16
+//           (fp32 as well on the CPU)
+// All tensors live on one device; CUDA work is enqueued on `stream` and the
+// call returns without synchronizing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "qgemm/tensor.h"
+
+namespace qgemm {
+
+// D = scale_a · scale_b · (A·B) + bias.
+// Accumulation is int32 for int8 (exact) and fp32 for fp8; the epilogue is
+// fp32 and rounds to nearest-even into the output dtype.
+void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
+               const TensorView& scale_a, const TensorView& scale_b,
+               const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr);
+
+// Asymmetric (zero-point) activations, int8 only.
+//   per-tensor zero point (azp absent): azp_adj [N] int32 holds z_a·(1·B̂),
+//     D = scale_a · scale_b · (A·B − azp_adj) + bias
+//   per-token zero points (azp [M] int32 given): azp_adj [N] holds 1·B̂,
+//     D = scale_a · scale_b · (A·B − azp ⊗ azp_adj) + bias
+// The subtraction is done in int32, so the corrected accumulator stays exact.
+void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
+                   const TensorView& scale_a, const TensorView& scale_b,
+                   const TensorView& azp_adj, const std::optional<TensorView>& azp = std::nullopt,
+                   const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr);
+
+// Offline precomputation of the zero-point correction for scaled_mm_azp:
+//   out[n] = azp · Σ_k b[k,n]   (azp defaults to 1: plain column sums)
+// out is int32 [N]; b is int8 [K,N] column-major as in scaled_mm.
+void azp_adj(const TensorView& out, const TensorView& b, std::optional<int32_t> azp = std::nullopt,
+             Stream stream = nullptr);
+
+}  // namespace qgemm

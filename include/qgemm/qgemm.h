@@ -1,0 +1,7 @@
+// qgemm/qgemm.h — everything in the public API.
+#pragma once
+
+#include "qgemm/error.h"
+#include "qgemm/gemm.h"
+#include "qgemm/tensor.h"
+#include "qgemm/version.h"

@@ -1,0 +1,216 @@
+// gemm_problem.h — a random scaled-GEMM problem held in host memory, its
+// double-precision reference and the tolerance the arithmetic justifies.
+// Used by the CPU tests (against the reference) and the CUDA tests (against
+// the CPU backend).
+#pragma once
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/test_util.h"
+#include "gemm/cpu/output_store.h"
+#include "qgemm/gemm.h"
+
+namespace qgemm::test {
+
+enum class ZeroPoint { kNone, kPerTensor, kPerToken };
+
+struct GemmCase {
+  int64_t m = 1, n = 1, k = 1;
+  DType input = DType::kInt8;
+  DType out = DType::kBFloat16;
+  bool per_token = true;
+  bool per_channel = true;
+  bool bias = true;
+  ZeroPoint zero_point = ZeroPoint::kNone;
+  // Extra elements past each row / column, to test sub-matrix views.
+  int64_t lda_pad = 0, ldb_pad = 0, ldo_pad = 0;
+
+  std::string name() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+           dtype_name(input) + "->" + dtype_name(out) + (per_token ? " tok" : " ten") +
+           (per_channel ? "/chn" : "/ten") + (bias ? " bias" : "") +
+           (zero_point == ZeroPoint::kPerTensor  ? " azp-tensor"
+            : zero_point == ZeroPoint::kPerToken ? " azp-token"
+                                                 : "") +
+           (lda_pad || ldb_pad || ldo_pad ? " padded" : "");
+  }
+};
+
+// A GoogleTest-safe name ([A-Za-z0-9_]) for a parameterized case.
+inline std::string gtest_name(const GemmCase& c, size_t index) {
+  std::string name;
+  for (char ch : c.name()) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name + "_" + std::to_string(index);
+}
+
+struct GemmProblem {
+  GemmCase c;
+  int64_t lda, ldb, ldo;
+  std::vector<uint8_t> a;  // int8 or fp8 bytes, M rows of lda
+  std::vector<uint8_t> b;  // N columns of ldb (column-major [K,N])
+  std::vector<float> scale_a, scale_b;
+  std::vector<uint8_t> bias;  // N elements of the output dtype
+  std::vector<int32_t> azp;   // per-token zero points [M]
+  std::vector<int32_t> azp_adj;
+  std::vector<uint8_t> out;  // M rows of ldo, poisoned
+
+  explicit GemmProblem(const GemmCase& gemm_case, std::mt19937_64& rng) : c(gemm_case) {
+    lda = c.k + c.lda_pad;
+    ldb = c.k + c.ldb_pad;
+    ldo = c.n + c.ldo_pad;
+    if (c.input == DType::kInt8) {
+      auto av = random_int8(rng, c.m * lda);
+      auto bv = random_int8(rng, c.n * ldb);
+      a.assign(av.begin(), av.end());
+      b.assign(bv.begin(), bv.end());
+    } else {
+      a = random_fp8(rng, c.m * lda, 16.0f);
+      b = random_fp8(rng, c.n * ldb, 2.0f);
+    }
+    scale_a = random_float(rng, c.per_token ? c.m : 1, 1e-3f, 2e-2f);
+    scale_b = random_float(rng, c.per_channel ? c.n : 1, 1e-3f, 2e-2f);
+    if (c.bias) {
+      const auto values = random_float(rng, c.n, -4.0f, 4.0f);
+      bias.resize(c.n * dtype_size(c.out));
+      for (int64_t j = 0; j < c.n; ++j) detail::store_float(bias.data(), j, c.out, values[j]);
+    }
+    if (c.zero_point == ZeroPoint::kPerToken) {
+      azp = random_int32(rng, c.m, -128, 127);
+      azp_adj = column_sums(1);
+    } else if (c.zero_point == ZeroPoint::kPerTensor) {
+      azp_adj = column_sums(random_int32(rng, 1, -128, 127)[0]);
+    }
+    out.resize(c.m * ldo * dtype_size(c.out));
+    poison(out.data(), out.size());
+  }
+
+  double a_value(int64_t i, int64_t k) const { return input_value(a[i * lda + k]); }
+  double b_value(int64_t k, int64_t j) const { return input_value(b[j * ldb + k]); }
+
+  // Exact accumulator Σ_k a·b (exact in double for int8 and fp8 products).
+  double accumulator(int64_t i, int64_t j) const {
+    double sum = 0;
+    for (int64_t k = 0; k < c.k; ++k) sum += a_value(i, k) * b_value(k, j);
+    return sum;
+  }
+  double abs_accumulator(int64_t i, int64_t j) const {
+    double sum = 0;
+    for (int64_t k = 0; k < c.k; ++k) sum += std::fabs(a_value(i, k) * b_value(k, j));
+    return sum;
+  }
+  double scale(int64_t i, int64_t j) const {
+    return static_cast<double>(scale_a[c.per_token ? i : 0]) * scale_b[c.per_channel ? j : 0];
+  }
+  double bias_value(int64_t j) const {
+    return c.bias ? detail::load_float(bias.data(), j, c.out) : 0.0;
+  }
+  double zero_point_term(int64_t i, int64_t j) const {
+    if (c.zero_point == ZeroPoint::kNone) return 0.0;
+    return static_cast<double>(azp.empty() ? 1 : azp[i]) * azp_adj[j];
+  }
+
+  // D = s_a·s_b·(acc − z·adj) + C in double.
+  double expected(int64_t i, int64_t j) const {
+    return scale(i, j) * (accumulator(i, j) - zero_point_term(i, j)) + bias_value(j);
+  }
+  // One ulp of the output dtype over the magnitudes involved, plus the fp32
+  // epilogue's two roundings, plus fp32 accumulation error for fp8 inputs.
+  double tolerance(int64_t i, int64_t j) const {
+    const double product = std::fabs(scale(i, j) * (accumulator(i, j) - zero_point_term(i, j)));
+    const double magnitude = product + std::fabs(bias_value(j));
+    double tol = unit_roundoff(c.out) * magnitude + 4 * std::ldexp(1.0, -24) * magnitude;
+    if (c.input == DType::kFloat8E4M3) {
+      tol += c.k * std::ldexp(1.0, -24) * scale(i, j) * abs_accumulator(i, j);
+    }
+    return tol + subnormal_spacing(c.out);
+  }
+  float out_value(int64_t i, int64_t j) const {
+    return detail::load_float(out.data(), i * ldo + j, c.out);
+  }
+
+  // Views over these host buffers (or over device copies at the given bases).
+  TensorView out_view(void* base, Device d = Device::cpu()) const {
+    return TensorView::strided(base, c.out, {c.m, c.n}, {ldo, 1}, d);
+  }
+  TensorView a_view(const void* base, Device d = Device::cpu()) const {
+    return TensorView::strided(base, c.input, {c.m, c.k}, {lda, 1}, d);
+  }
+  TensorView b_view(const void* base, Device d = Device::cpu()) const {
+    return TensorView::strided(base, c.input, {c.k, c.n}, {1, ldb}, d);
+  }
+  TensorView scale_a_view(const void* base, Device d = Device::cpu()) const {
+    return c.per_token ? TensorView(base, DType::kFloat32, {c.m, 1}, d)
+                       : TensorView(base, DType::kFloat32, {1}, d);
+  }
+  TensorView scale_b_view(const void* base, Device d = Device::cpu()) const {
+    return c.per_channel ? TensorView(base, DType::kFloat32, {1, c.n}, d)
+                         : TensorView(base, DType::kFloat32, {1, 1}, d);
+  }
+  std::optional<TensorView> bias_view(const void* base, Device d = Device::cpu()) const {
+    if (!c.bias) return std::nullopt;
+    return TensorView(base, c.out, {c.n}, d);
+  }
+  TensorView azp_adj_view(const void* base, Device d = Device::cpu()) const {
+    return TensorView(base, DType::kInt32, {c.n}, d);
+  }
+  std::optional<TensorView> azp_view(const void* base, Device d = Device::cpu()) const {
+    if (c.zero_point != ZeroPoint::kPerToken) return std::nullopt;
+    return TensorView(base, DType::kInt32, {c.m}, d);
+  }
+
+  // Runs qgemm on the CPU over the host buffers.
+  void run_cpu() {
+    if (c.zero_point == ZeroPoint::kNone) {
+      scaled_mm(out_view(out.data()), a_view(a.data()), b_view(b.data()),
+                scale_a_view(scale_a.data()), scale_b_view(scale_b.data()),
+                bias_view(bias.data()));
+    } else {
+      scaled_mm_azp(out_view(out.data()), a_view(a.data()), b_view(b.data()),
+                    scale_a_view(scale_a.data()), scale_b_view(scale_b.data()),
+                    azp_adj_view(azp_adj.data()), azp_view(azp.data()), bias_view(bias.data()));
+    }
+  }
+
+ private:
+  double input_value(uint8_t raw) const {
+    return c.input == DType::kInt8 ? static_cast<double>(static_cast<int8_t>(raw))
+                                   : numeric::fp8e4m3_bits_to_float(raw);
+  }
+  std::vector<int32_t> column_sums(int32_t zero_point) const {
+    std::vector<int32_t> sums(c.n);
+    for (int64_t j = 0; j < c.n; ++j) {
+      int32_t s = 0;
+      for (int64_t k = 0; k < c.k; ++k) s += static_cast<int8_t>(b[j * ldb + k]);
+      sums[j] = zero_point * s;
+    }
+    return sums;
+  }
+};
+
+// Counts the elements of `got` that differ from the reference by more than
+// the tolerance (or are not finite), reporting the first few.
+inline int64_t count_mismatches(const GemmProblem& p, int max_reports = 5) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < p.c.m; ++i) {
+    for (int64_t j = 0; j < p.c.n; ++j) {
+      const double want = p.expected(i, j);
+      const double got = p.out_value(i, j);
+      if (!(std::fabs(got - want) <= p.tolerance(i, j))) {
+        if (bad < max_reports) {
+          ADD_FAILURE() << p.c.name() << ": out[" << i << "," << j << "] = " << got
+                        << ", expected " << want << " ± " << p.tolerance(i, j);
+        }
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
+}  // namespace qgemm::test

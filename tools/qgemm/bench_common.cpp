@@ -1,0 +1,166 @@
+// Options parsing, timing statistics and the JSON/table report of bench_common.h.
+#include "bench_common.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "qgemm/version.h"
+#include "qgemm_commit.h"
+
+namespace qgemm::tools {
+
+Options::Options(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + arg + "'");
+    const std::string key = arg.substr(2);
+    if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      values_[key] = argv[++i];
+    } else {
+      values_[key] = "";
+    }
+  }
+}
+
+std::string Options::get(const std::string& key, const std::string& fallback) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int Options::get_int(const std::string& key, int fallback) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : std::stoi(it->second);
+}
+
+std::vector<std::vector<int64_t>> Options::get_shapes(
+    const std::string& key, const std::vector<std::vector<int64_t>>& fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  std::vector<std::vector<int64_t>> shapes;
+  std::stringstream list(it->second);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    std::vector<int64_t> dims;
+    std::stringstream dims_stream(item);
+    std::string dim;
+    while (std::getline(dims_stream, dim, 'x')) dims.push_back(std::stoll(dim));
+    shapes.push_back(dims);
+  }
+  return shapes;
+}
+
+TimingStats summarize(std::vector<double> samples_us) {
+  TimingStats stats;
+  if (samples_us.empty()) return stats;
+  std::sort(samples_us.begin(), samples_us.end());
+  const size_t n = samples_us.size();
+  stats.median_us = n % 2 ? samples_us[n / 2] : 0.5 * (samples_us[n / 2 - 1] + samples_us[n / 2]);
+  stats.min_us = samples_us.front();
+  stats.runs = static_cast<int>(n);
+  return stats;
+}
+
+TimingStats time_cpu(const std::function<void()>& fn, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> samples;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    const auto stop = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+  }
+  return summarize(samples);
+}
+
+BenchReport::BenchReport(std::string device_name, std::string command_line)
+    : device_name_(std::move(device_name)), command_line_(std::move(command_line)) {}
+
+void BenchReport::add(const BenchRecord& record) { records_.push_back(record); }
+
+void BenchReport::print_table() const {
+  std::printf("device: %s\ncommit: %s\ncommand: %s\n", device_name_.c_str(), commit_string().c_str(),
+              command_line_.c_str());
+  std::printf("%-14s %-22s %-24s %12s %10s %10s %s\n", "op", "shape", "impl", "median_us", "TOPS",
+              "GB/s", "extra");
+  for (const auto& r : records_) {
+    const double tops = r.ops > 0 ? r.ops / (r.median_us * 1e6) : 0.0;
+    const double gbps = r.bytes > 0 ? r.bytes / (r.median_us * 1e3) : 0.0;
+    std::ostringstream extra;
+    for (const auto& [k, v] : r.extra) extra << k << "=" << std::setprecision(4) << v << " ";
+    std::printf("%-14s %-22s %-24s %12.2f %10.3f %10.1f %s\n", r.op.c_str(), r.shape.c_str(),
+                r.impl.c_str(), r.median_us, tops, gbps, extra.str().c_str());
+  }
+}
+
+static std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void BenchReport::write_json(const std::string& path) const {
+  std::ofstream os(path);
+  if (!os) throw std::runtime_error("cannot write " + path);
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  os << std::setprecision(6);
+  os << "{\n  \"device\": \"" << json_escape(device_name_) << "\",\n";
+  os << "  \"commit\": \"" << json_escape(commit_string()) << "\",\n";
+  os << "  \"command\": \"" << json_escape(command_line_) << "\",\n";
+  os << "  \"qgemm_version\": \"" << qgemm::version() << "\",\n";
+  os << "  \"date\": \"" << date << "\",\n  \"records\": [\n";
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const auto& r = records_[i];
+    os << "    {\"op\": \"" << r.op << "\", \"impl\": \"" << r.impl << "\", \"shape\": \"" << r.shape
+       << "\", \"device\": \"" << r.device << "\", \"median_us\": " << r.median_us
+       << ", \"min_us\": " << r.min_us << ", \"runs\": " << r.runs << ", \"ops\": " << r.ops
+       << ", \"bytes\": " << r.bytes;
+    for (const auto& [k, v] : r.extra) os << ", \"" << k << "\": " << v;
+    os << "}" << (i + 1 < records_.size() ? "," : "") << "\n";
+  }
+  os << "  ]\n}\n";
+  std::printf("wrote %s\n", path.c_str());
+}
+
+std::string command_line_string(int argc, char** argv) {
+  std::string s = "qgemm";
+  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+std::string commit_string() {
+  // The device machine receives a copy of the tree without .git; the caller
+  // then passes the commit in QGEMM_COMMIT.
+  if (const char* env = std::getenv("QGEMM_COMMIT"); env != nullptr && *env) return env;
+  return QGEMM_COMMIT;
+}
+
+std::string cpu_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+}  // namespace qgemm::tools

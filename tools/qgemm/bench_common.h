@@ -1,0 +1,72 @@
+// bench_common.h — what every `qgemm bench <op>` shares: command-line
+// options, timing statistics, the result table and its JSON file (device,
+// commit, command line, one record per op × shape × implementation).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace qgemm::tools {
+
+// --key value / --flag options after the subcommand words.
+class Options {
+ public:
+  Options(int argc, char** argv, int first);
+  bool has(const std::string& key) const { return values_.count(key) != 0; }
+  std::string get(const std::string& key, const std::string& fallback) const;
+  int get_int(const std::string& key, int fallback) const;
+  // Comma-separated list of AxBxC shapes, e.g. "1024x1024x1024,16x4096x4096".
+  std::vector<std::vector<int64_t>> get_shapes(const std::string& key,
+                                               const std::vector<std::vector<int64_t>>& fallback) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+struct BenchRecord {
+  std::string op;      // "scaled_mm", "quantize", ...
+  std::string impl;    // "qgemm-int8", "cublaslt-int8", "torch-eager", ...
+  std::string shape;   // "MxNxK" or "TxH"
+  std::string device;  // "cpu" or "cuda"
+  double median_us = 0;
+  double min_us = 0;
+  int runs = 0;
+  double ops = 0;    // arithmetic operations (2·M·N·K for a GEMM); 0 if not meaningful
+  double bytes = 0;  // bytes that must move through memory; 0 if not counted
+  std::map<std::string, double> extra;  // e.g. {"speedup_vs_cublas_bf16", 1.9}
+};
+
+struct TimingStats {
+  double median_us = 0;
+  double min_us = 0;
+  int runs = 0;
+};
+TimingStats summarize(std::vector<double> samples_us);
+
+// Times fn on the CPU: `warmup` untimed calls, then `runs` timed calls.
+TimingStats time_cpu(const std::function<void()>& fn, int warmup, int runs);
+
+class BenchReport {
+ public:
+  BenchReport(std::string device_name, std::string command_line);
+  void set_device_name(std::string name) { device_name_ = std::move(name); }
+  void add(const BenchRecord& record);
+  const std::vector<BenchRecord>& records() const { return records_; }
+  // Fixed-width table on stdout: op, shape, impl, median, TOPS/GOPS, GB/s.
+  void print_table() const;
+  void write_json(const std::string& path) const;
+
+ private:
+  std::string device_name_;
+  std::string command_line_;
+  std::vector<BenchRecord> records_;
+};
+
+std::string command_line_string(int argc, char** argv);
+std::string commit_string();
+std::string cpu_name();
+
+}  // namespace qgemm::tools

@@ -1,0 +1,136 @@
+// GPU timing helpers of cuda_bench.h.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/numeric.h"
+#include "cuda_bench.h"
+
+namespace qgemm::tools::cuda {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
+}
+
+std::string device_name(int device) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+         ", " + std::to_string(prop.multiProcessorCount) + " SMs)";
+}
+
+size_t l2_bytes(int device) {
+  int bytes = 0;
+  check(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device), "L2 size");
+  return static_cast<size_t>(bytes);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) check(cudaMalloc(&data_, bytes), "cudaMalloc");
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (data_ != nullptr) cudaFree(data_);
+}
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_) {
+  other.data_ = nullptr;
+  other.bytes_ = 0;
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
+namespace {
+
+__device__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+__global__ void fill_random_kernel(void* data, DType dtype, size_t count, double lo, double hi,
+                                   uint64_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint64_t r = splitmix64(seed ^ (i * 0x2545f4914f6cdd1dull));
+    const double unit = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+    const double value = lo + unit * (hi - lo);
+    switch (dtype) {
+      case DType::kInt8:
+        static_cast<int8_t*>(data)[i] = static_cast<int8_t>(lo + static_cast<double>(r % static_cast<uint64_t>(hi - lo + 1)));
+        break;
+      case DType::kUInt8:
+        static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(lo + static_cast<double>(r % static_cast<uint64_t>(hi - lo + 1)));
+        break;
+      case DType::kInt32:
+        static_cast<int32_t*>(data)[i] = static_cast<int32_t>(lo + static_cast<double>(r % static_cast<uint64_t>(hi - lo + 1)));
+        break;
+      case DType::kFloat8E4M3:
+        static_cast<uint8_t*>(data)[i] = numeric::float_to_fp8e4m3_bits(static_cast<float>(value));
+        break;
+      case DType::kFloat16:
+        static_cast<uint16_t*>(data)[i] = numeric::float_to_fp16_bits(static_cast<float>(value));
+        break;
+      case DType::kBFloat16:
+        static_cast<uint16_t*>(data)[i] = numeric::float_to_bf16_bits(static_cast<float>(value));
+        break;
+      case DType::kFloat32:
+        static_cast<float*>(data)[i] = static_cast<float>(value);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void fill_random(void* data, DType dtype, size_t count, double lo, double hi, uint64_t seed,
+                 cudaStream_t stream) {
+  if (count == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((count + 255) / 256, 65535));
+  fill_random_kernel<<<blocks, 256, 0, stream>>>(data, dtype, count, lo, hi, seed);
+  check(cudaGetLastError(), "fill_random");
+}
+
+int rotation_sets(size_t bytes_per_set, int max_sets) {
+  const size_t target = 3 * l2_bytes();
+  const size_t sets = bytes_per_set == 0 ? 1 : (target + bytes_per_set - 1) / bytes_per_set;
+  return static_cast<int>(std::clamp<size_t>(sets, 1, static_cast<size_t>(max_sets)));
+}
+
+TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
+                      int runs) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  std::vector<cudaEvent_t> events(2 * runs);
+  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < runs; ++i) {
+    check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
+    launch(warmup + i);
+    check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
+  }
+  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  check(cudaGetLastError(), "timed launches");
+  std::vector<double> samples(runs);
+  for (int i = 0; i < runs; ++i) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    samples[i] = ms * 1e3;
+  }
+  for (auto& e : events) cudaEventDestroy(e);
+  return summarize(samples);
+}
+
+double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs) {
+  DeviceBuffer src(bytes), dst(bytes);
+  fill_random(src.get(), DType::kInt8, bytes, -128, 127, 1, stream);
+  const auto stats = time_cuda(
+      [&](int) { check(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream), "copy"); },
+      stream, 3, runs);
+  return 2.0 * static_cast<double>(bytes) / (stats.median_us * 1e3);
+}
+
+}  // namespace qgemm::tools::cuda

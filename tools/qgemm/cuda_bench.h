@@ -1,0 +1,62 @@
+// cuda_bench.h — GPU timing for `qgemm bench`: CUDA events around each run,
+// warm-up, median of many runs, inputs rotated across several copies so the
+// working set exceeds L2, device-side random fills (never zeros) and the
+// measured device-to-device copy bandwidth that bandwidth figures are quoted
+// against.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "bench_common.h"
+#include "qgemm/tensor.h"
+
+namespace qgemm::tools::cuda {
+
+void check(cudaError_t status, const char* what);
+
+std::string device_name(int device = 0);
+size_t l2_bytes(int device = 0);
+
+// Owning device allocation for benchmarks and demos (never in library code).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Fills `count` elements of `dtype` with seeded pseudo-random values:
+// integers uniform in [lo, hi]; floats uniform in [lo, hi] (fp8 rounded).
+void fill_random(void* data, DType dtype, size_t count, double lo, double hi, uint64_t seed,
+                 cudaStream_t stream = nullptr);
+
+// How many copies of a `bytes_per_set` input set make the rotated working set
+// at least 3× the L2 cache (at least 1, at most `max_sets`).
+int rotation_sets(size_t bytes_per_set, int max_sets = 64);
+
+// Times launch(iteration) on `stream`: `warmup` untimed runs, then `runs`
+// runs each between two CUDA events; returns the median and minimum.
+TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
+                      int runs);
+
+// Device-to-device copy of `bytes`: returns (bytes read + bytes written) / time in GB/s.
+double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs = 20);
+
+}  // namespace qgemm::tools::cuda

@@ -1,0 +1,46 @@
+// qgemm — command line: `qgemm info`, `qgemm demo`, `qgemm bench <op>`.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+void usage() {
+  std::puts(
+      "usage: qgemm <command> [options]\n"
+      "  info                       version, build options, backends, CUDA devices\n"
+      "  demo [--device cpu|cuda] [--tokens T] [--hidden K] [--out-features N]\n"
+      "                             quantize a Llama-sized linear layer (W8A8) and run it\n"
+      "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
+      "             [--warmup W] [--runs R]\n"
+      "                             time scaled_mm (and, on a GPU, its peers)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace qgemm::tools;
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "info") return cmd_info(argc, argv);
+    if (command == "demo") return cmd_demo(argc, argv);
+    if (command == "bench" && argc >= 3) {
+      const std::string op = argv[2];
+      if (op == "gemm") return cmd_bench_gemm(argc, argv);
+      std::fprintf(stderr, "qgemm bench: unknown op '%s'\n", op.c_str());
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qgemm %s: error: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+  usage();
+  return 2;
+}
