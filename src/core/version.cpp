@@ -1,16 +1,12 @@
 // Build information and CUDA device discovery (qgemm/version.h).
 #include "qgemm/version.h"
 
+#include "qgemm_build_config.h"
+
 #if QGEMM_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
-#ifndef QGEMM_VERSION_STRING
-#define QGEMM_VERSION_STRING "0.0.0"
-#endif
-#ifndef QGEMM_CUDA_ARCHS_STRING
-#define QGEMM_CUDA_ARCHS_STRING ""
-#endif
 
 namespace qgemm {
 

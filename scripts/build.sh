@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Configures and builds qgemm (library, CLI, tests, Python extension) into
+# build/. The CUDA backend is built when nvcc is found. Extra arguments go to
+# CMake, e.g. scripts/build.sh -DQGEMM_ENABLE_CUDA=OFF.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${QGEMM_BUILD_DIR:-$root/build}"
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+cmake -S "$root" -B "$build" -G Ninja -DQGEMM_BUILD_PYTHON=ON \
+  -DPython_EXECUTABLE="$(command -v python3)" "$@" >"$build.configure.log" 2>&1 \
+  || { cat "$build.configure.log"; exit 1; }
+grep -E "qgemm" "$build.configure.log" || true
+cmake --build "$build" --parallel "${QGEMM_JOBS:-$(nproc)}"
