@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Stages what the GPU machine needs into .carry/ (git-ignored): the test
+# executables and the qgemm CLI built here (the GPU machine has no
+# GoogleTest), and the CUTLASS headers for building the Python extension
+# there. Usage: scripts/stage_device.sh [build-dir]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+rm -rf "$root/.carry/bin"
+mkdir -p "$root/.carry/bin"
+cp "$build/tools/qgemm" "$root/.carry/bin/"
+find "$build/tests" -maxdepth 2 -type f -name 'qgemm_test_*' -perm -u+x -exec cp {} "$root/.carry/bin/" \;
+git -C "$root" rev-parse --short=12 HEAD > "$root/.carry/bin/COMMIT"
+du -sh "$root/.carry/bin"
