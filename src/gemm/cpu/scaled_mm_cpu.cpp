@@ -4,7 +4,8 @@
 // is a dot product of two contiguous K-vectors. The loops are blocked so that
 // a panel of B columns stays in cache while rows of A stream past it, and a
 // 2×2 register tile reuses every loaded vector twice. OpenMP splits the tiles
-// across cores. int8 accumulates in int32 (exact); fp8 is widened to fp32 once
+// across cores. int8 accumulates in int32 (exact); fp8 is widened to fp32 (A
+// once, B one column panel at a time)
 // and accumulated in fp32 with 16 interleaved partial sums (a fixed order).
 #include "gemm/cpu/scaled_mm_cpu.h"
 
@@ -114,36 +115,48 @@ void scaled_mm_int8(const ScaledMmArgs& args) {
   }
 }
 
-// Widens an fp8 matrix whose `count` vectors of `length` elements sit `stride`
-// apart into a dense fp32 buffer (vector i at i·length).
-std::vector<float> widen_fp8(const void* data, int64_t count, int64_t length, int64_t stride) {
-  float table[256];
-  for (int v = 0; v < 256; ++v) table[v] = numeric::fp8e4m3_bits_to_float(static_cast<uint8_t>(v));
-  std::vector<float> widened(static_cast<size_t>(count * length));
-  const auto* bytes = static_cast<const uint8_t*>(data);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t j = 0; j < length; ++j) widened[i * length + j] = table[bytes[i * stride + j]];
+// fp8 → fp32 for all 256 codes (NaN codes decode to NaN).
+struct Fp8Table {
+  float value[256];
+  Fp8Table() {
+    for (int v = 0; v < 256; ++v) value[v] = numeric::fp8e4m3_bits_to_float(static_cast<uint8_t>(v));
   }
-  return widened;
+};
+
+// Widens `count` fp8 vectors of `length` elements that sit `stride` apart
+// into a dense fp32 buffer (vector i at i·length).
+void widen_fp8(const uint8_t* bytes, int64_t count, int64_t length, int64_t stride, float* widened) {
+  static const Fp8Table table;
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t j = 0; j < length; ++j) widened[i * length + j] = table.value[bytes[i * stride + j]];
+  }
 }
 
+// fp8: A is widened to fp32 once; each task widens one panel of kColBlock
+// columns of B and sweeps every row of A past it.
 void scaled_mm_fp8(const ScaledMmArgs& args) {
-  const std::vector<float> a = widen_fp8(args.a, args.m, args.k, args.lda);
-  const std::vector<float> b = widen_fp8(args.b, args.n, args.k, args.ldb);
+  const auto* a_bytes = static_cast<const uint8_t*>(args.a);
+  const auto* b_bytes = static_cast<const uint8_t*>(args.b);
+  std::vector<float> a(static_cast<size_t>(args.m * args.k));
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < args.m; ++row) {
+    widen_fp8(a_bytes + row * args.lda, 1, args.k, args.lda, &a[row * args.k]);
+  }
   const Epilogue epilogue{args};
-  const int64_t row_blocks = (args.m + kRowBlock - 1) / kRowBlock;
   const int64_t col_blocks = (args.n + kColBlock - 1) / kColBlock;
 
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t rb = 0; rb < row_blocks; ++rb) {
+#pragma omp parallel
+  {
+    std::vector<float> panel(static_cast<size_t>(kColBlock * args.k));
+#pragma omp for schedule(static)
     for (int64_t cb = 0; cb < col_blocks; ++cb) {
-      const int64_t row_end = std::min(args.m, (rb + 1) * kRowBlock);
-      const int64_t col_end = std::min(args.n, (cb + 1) * kColBlock);
-      for (int64_t row = rb * kRowBlock; row < row_end; ++row) {
-        for (int64_t col = cb * kColBlock; col < col_end; ++col) {
-          const float acc = dot_float(&a[row * args.k], &b[col * args.k], args.k);
-          epilogue.store_float_acc(row, col, acc);
+      const int64_t col0 = cb * kColBlock;
+      const int64_t cols = std::min(args.n, col0 + kColBlock) - col0;
+      widen_fp8(b_bytes + col0 * args.ldb, cols, args.k, args.ldb, panel.data());
+      for (int64_t row = 0; row < args.m; ++row) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const float acc = dot_float(&a[row * args.k], &panel[c * args.k], args.k);
+          epilogue.store_float_acc(row, col0 + c, acc);
         }
       }
     }
