@@ -10,8 +10,9 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DQGEMM_BUILD_PYTHON=ON \
-  -DPython_EXECUTABLE="$(command -v python3)" "$@" >"$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; exit 1; }
-grep -E "qgemm" "$build.configure.log" || true
+  -DPython_EXECUTABLE="$(command -v python3)" "$@" >"$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
+grep -E "qgemm" "$build/configure.log" || true
 cmake --build "$build" --parallel "${QGEMM_JOBS:-$(nproc)}"
