@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "common/expect_error.h"
 #include "qgemm/error.h"
 #include "qgemm/gemm.h"
 #include "qgemm/version.h"
 
 namespace qgemm {
 namespace {
+
+using test::expect_error;
 
 constexpr int64_t M = 4, N = 6, K = 8;
 
@@ -41,21 +44,6 @@ struct Args {
     return true;
   }
 };
-
-// Expects `fn` to throw an Error of `kind` whose message contains every piece.
-void expect_error(const std::function<void()>& fn, ErrorKind kind,
-                  const std::vector<std::string>& pieces) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error mentioning '" << pieces.front() << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << e.what();
-    for (const auto& piece : pieces) {
-      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos)
-          << "message '" << e.what() << "' lacks '" << piece << "'";
-    }
-  }
-}
 
 TEST(ScaledMmValidation, ValidArgumentsRun) {
   Args args;

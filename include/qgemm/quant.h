@@ -1,0 +1,73 @@
+// qgemm/quant.h — quantization and dequantization of activations and
+// weights (docs/quantization.md has every formula and edge case).
+//
+// Activations x [T,H] (fp32 / fp16 / bf16, row-major, row stride >= H) are
+// quantized into q [T,H] (int8 or fp8 e4m3) with scales s (and, for
+// asymmetric int8, int32 zero points z) so that x ≈ s·(q − z):
+//
+//   static per-tensor   s, z given (one each)          q = sat(rne(x / s) + z)
+//   dynamic per-token   s[t] = amax(|x[t,:]|) / qmax   q = sat(rne(x / s[t]))
+//                       asymmetric: s[t] = (max − min) / 255 over the row with 0
+//                       included, z[t] = rne(−128 − min / s[t])
+//   dynamic per-group   the same per group of `group_size` (32, 64, 128)
+//                       consecutive elements of a row; s, z are [T, H/group]
+//                       in row-major (stride (G,1)) or column-major
+//                       (stride (1,T)) layout, as their views say.
+//
+// rne = round half to even; sat = clamp to [qmin, qmax] (int8: −128 or −127
+// with narrow_range, 127; fp8: ±448, saturating). Non-finite inputs are left
+// out of amax/min/max; ±Inf saturates, NaN becomes 0 (int8) or fp8 NaN.
+// A scale that would be 0 (an all-zero row) is stored as 1, so outputs are 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "qgemm/tensor.h"
+
+namespace qgemm {
+
+enum class QuantMode : uint8_t {
+  kStaticPerTensor,   // scale (and zero point) are inputs with one element
+  kDynamicPerToken,   // scale (and zero point) are outputs, one per row
+  kDynamicPerGroup,   // scale (and zero point) are outputs, one per row × group
+};
+
+struct QuantOptions {
+  QuantMode mode = QuantMode::kDynamicPerToken;
+  // Dynamic modes: symmetric (no zero point) or asymmetric (int8 only; azp
+  // is written). Static mode: asymmetric exactly when azp is given.
+  bool symmetric = true;
+  // int8 symmetric range ±127 (FasterTransformer) instead of −128…127.
+  bool narrow_range = false;
+  // kDynamicPerGroup: 32, 64 or 128, dividing H.
+  int group_size = 128;
+};
+
+// q = quantize(x). `scale` and `azp` are inputs (static) or outputs (dynamic);
+// shapes: static [1]; per-token [T] or [T,1]; per-group [T, H/group_size].
+void quantize(const TensorView& out, const TensorView& scale, const std::optional<TensorView>& azp,
+              const TensorView& in, const QuantOptions& options, Stream stream = nullptr);
+
+// x̂ = s·(q − z) into fp32 / fp16 / bf16, for every mode above (the scale
+// and zero point are inputs here; `options.mode` says their granularity).
+void dequantize(const TensorView& out, const TensorView& in, const TensorView& scale,
+                const std::optional<TensorView>& azp, const QuantOptions& options,
+                Stream stream = nullptr);
+
+// Asymmetric 4-bit weight quantization (the W4A16 format, docs/quantization.md):
+// for each row n of w [N,K] and each group of `group_size` along K
+// (group_size == K: per channel), offset = min, scale = (max − min) / 15
+// (over the group with 0 included), q = clamp(rne((w − offset) / scale), 0, 15),
+// so that w ≈ q·scale + offset. q is written packed: out [N, K/2] uint8,
+// element k in the low nibble of byte k/2 when k is even, the high nibble
+// when odd. scale and offset are fp32 [N, K/group_size]. CPU only (offline).
+void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
+                          const TensorView& offset, const TensorView& w, int group_size);
+
+// Packs unsigned 4-bit values (uint8 [N,K], each 0…15) two per byte as above,
+// and back. CPU only (offline weight preparation).
+void pack_int4(const TensorView& out_packed, const TensorView& values);
+void unpack_int4(const TensorView& out_values, const TensorView& packed);
+
+}  // namespace qgemm
