@@ -3,5 +3,6 @@
 
 #include "qgemm/error.h"
 #include "qgemm/gemm.h"
+#include "qgemm/quant.h"
 #include "qgemm/tensor.h"
 #include "qgemm/version.h"

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "core/numeric.h"
 #include "qgemm/gemm.h"
+#include "qgemm/quant.h"
 #include "qgemm/version.h"
 #if QGEMM_WITH_CUDA
 #include "cuda_bench.h"
@@ -22,21 +23,17 @@
 namespace qgemm::tools {
 namespace {
 
-// Symmetric int8 quantization of `rows` vectors of `length`: scale = amax/127,
-// q = round-half-even(x / scale) (docs/quantization.md).
+// Symmetric int8 quantization of `rows` vectors of `length` with one scale
+// per vector (per token for activations, per output channel for weights),
+// through qgemm::quantize on the CPU.
 void quantize_rows(const std::vector<float>& x, int64_t rows, int64_t length,
                    std::vector<int8_t>& q, std::vector<float>& scales) {
   q.resize(rows * length);
   scales.resize(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    float amax = 0;
-    for (int64_t i = 0; i < length; ++i) amax = std::max(amax, std::fabs(x[r * length + i]));
-    const float scale = amax > 0 ? amax / 127.0f : 1.0f;
-    scales[r] = scale;
-    for (int64_t i = 0; i < length; ++i) {
-      q[r * length + i] = static_cast<int8_t>(std::nearbyint(x[r * length + i] / scale));
-    }
-  }
+  QuantOptions options;
+  options.mode = QuantMode::kDynamicPerToken;
+  quantize(TensorView(q.data(), DType::kInt8, {rows, length}), TensorView(scales.data(), DType::kFloat32, {rows}),
+           std::nullopt, TensorView(x.data(), DType::kFloat32, {rows, length}), options);
 }
 
 }  // namespace

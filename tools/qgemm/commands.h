@@ -14,4 +14,8 @@ int cmd_bench_gemm(int argc, char** argv);
 void bench_gemm_cpu(const Options& options, BenchReport& report);
 void bench_gemm_cuda(const Options& options, BenchReport& report);
 
+// `qgemm bench quant` (GPU only): bench_quant_cuda.cu.
+int cmd_bench_quant(int argc, char** argv);
+void bench_quant_cuda(const Options& options, BenchReport& report);
+
 }  // namespace qgemm::tools

@@ -16,7 +16,9 @@ void usage() {
       "                             quantize a Llama-sized linear layer (W8A8) and run it\n"
       "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
       "             [--warmup W] [--runs R]\n"
-      "                             time scaled_mm (and, on a GPU, its peers)");
+      "                             time scaled_mm (and, on a GPU, its peers)\n"
+      "  bench quant [--shapes TxH,...] [--json FILE]\n"
+      "                             time quantize / dequantize on the GPU vs copy bandwidth");
 }
 
 }  // namespace
@@ -34,6 +36,9 @@ int main(int argc, char** argv) {
     if (command == "bench" && argc >= 3) {
       const std::string op = argv[2];
       if (op == "gemm") return cmd_bench_gemm(argc, argv);
+#if QGEMM_WITH_CUDA
+      if (op == "quant") return cmd_bench_quant(argc, argv);
+#endif
       std::fprintf(stderr, "qgemm bench: unknown op '%s'\n", op.c_str());
       return 2;
     }
