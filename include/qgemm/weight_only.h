@@ -1,0 +1,71 @@
+// qgemm/weight_only.h — weight-only quantized GEMM / GEMV (W8A16, W4A16):
+// 16-bit activations times int8 or int4 weights dequantized on the fly
+// (docs/weight_only.md has every formula, layout and edge case).
+//
+// Notation: a [M,K] activations (bf16 or fp16; M = tokens), q [N,K] the
+// quantized weight, s and o [N, K/group_size] its scales and offsets (fp32),
+// T the activation dtype. For every output element:
+//
+//   g        = k / group_size                     (group_size == K: per channel)
+//   ŵ[n,k]   = round_T( fma(float(q[n,k]), s[n,g], o[n,g]) )   o = 0 without offsets
+//   acc[m,n] = Σ_k float(a[m,k]) · float(ŵ[n,k])  (fp32; the products are exact)
+//   out[m,n] = round_T( acc[m,n] + float(bias[n]) )
+//
+// ŵ is rounded to T because the tensor cores multiply T × T; that rounding is
+// part of the definition, so the CPU backend computes exactly the same ŵ.
+// Only the fp32 summation order differs between backends.
+//
+// Weight encodings (the "plain" layout, [N, ...] row-major, rows 16-byte
+// aligned on CUDA):
+//   int8  w dtype int8,  shape [N, K],   q = the signed byte (−128…127)
+//   int4  w dtype uint8, shape [N, K/2], q = an UNSIGNED nibble (0…15):
+//         element k of row n is in byte k/2, bits 0–3 when k is even and
+//         bits 4–7 when k is odd (qgemm::pack_int4 / quantize_weight_int4).
+//         A symmetric int4 code (−8…7) is expressed as offset = −8·scale.
+// Or the prepacked layout written by weight_only_prepack (a rank-3 tensor).
+//
+// Shapes: out [M,N] row-major (stride(1) == 1, stride(0) >= N), dtype T;
+// a [M,K] row-major, dtype T; K a multiple of 32; group_size 32, 64, 128
+// (dividing K) or K; scales / offsets fp32 [N, K/group_size] row-major
+// ([N] or [N,1] also accepted per channel); bias [N] of dtype T.
+// All tensors on one device; CUDA work is enqueued on `stream` and the call
+// returns without synchronizing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "qgemm/tensor.h"
+
+namespace qgemm {
+
+// out = a · ŵᵀ + bias with ŵ dequantized on the fly (formula above).
+void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView& w,
+                    const TensorView& scales, const std::optional<TensorView>& offsets,
+                    int group_size, const std::optional<TensorView>& bias = std::nullopt,
+                    Stream stream = nullptr);
+
+// Bytes of one 16-byte weight chunk: 32 int4 or 16 int8 elements along K.
+constexpr int64_t kWeightOnlyChunkBytes = 16;
+// The prepacked layout groups the weight into tiles of 16 rows × 64 bytes
+// (4 chunks of 16 bytes = 128 int4 / 64 int8 elements along K), row-major
+// inside the tile, tiles ordered [row block][K tile]:
+//   w_prepacked [ceil(N/16), ceil(K/kc), 1024]   kc = 128 (int4) or 64 (int8)
+//   plain byte j of row n  →  ((n/16)·ceil(K/kc) + j/64)·1024 + (n%16)·64 + j%64
+// Padding rows and the tail of a partial K tile are zero. Each warp of the
+// small-M kernel then reads its 16 rows × 64 bytes as two contiguous
+// 512-byte runs.
+//
+// Reorders a plain weight (int8 [N,K] or packed int4 uint8 [N,K/2]) into that
+// layout; out has w's dtype and the shape above. CPU or CUDA (w and out on
+// one device). Values are moved, never changed: weight_only_mm gives the same
+// result for the plain and the prepacked weight.
+void weight_only_prepack(const TensorView& out, const TensorView& w, Stream stream = nullptr);
+
+// Shape [rows, cols, 1024] of weight_only_prepack's output for an [N,K] weight.
+struct PrepackedShape {
+  int64_t row_blocks = 0, k_tiles = 0, tile_bytes = 1024;
+};
+PrepackedShape weight_only_prepacked_shape(int64_t n, int64_t k, bool int4);
+
+}  // namespace qgemm

@@ -1,0 +1,167 @@
+// CPU twin of weight_only_mm against a double-precision reference on random
+// problems (every weight type × group size × offsets × bias × dtype × layout,
+// odd shapes, padded views), an exact case where no rounding happens before
+// the output, and the prepacked layout checked byte by byte against its
+// documented formula.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "wonly/wonly_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+// Runs the CPU op on (x, w) into x.out; prepacks first when asked.
+void run_cpu(const WonlyCase& c, const WonlyWeights& w, WonlyActs& x) {
+  std::vector<uint8_t> packed;
+  TensorView w_view = w.w_view(w.w.data(), 0, w.n);
+  if (c.prepacked) {
+    const auto shape = weight_only_prepacked_shape(w.n, w.k, w.int4);
+    packed.assign(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0xcd);
+    w_view = TensorView(packed.data(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024});
+    weight_only_prepack(w_view, w.w_view(w.w.data(), 0, w.n));
+  }
+  weight_only_mm(x.out_view(x.out.data(), x.n, x.ldo), x.a_view(x.a.data()), w_view,
+                 w.scales_view(w.scales.data(), 0, w.n), w.offsets_view(w.offsets.data(), 0, w.n),
+                 w.group, x.bias_view(x.bias.data(), 0, x.n));
+}
+
+class WeightOnlyCpu : public ::testing::TestWithParam<WonlyCase> {};
+
+TEST_P(WeightOnlyCpu, MatchesReference) {
+  const WonlyCase c = GetParam();
+  auto rng = make_rng(static_cast<uint64_t>(c.m * 7919 + c.n * 31 + c.k));
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  WonlyActs x(c, rng);
+  run_cpu(c, w, x);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      const double want = reference(x, w, i, j);
+      const double got = x.out_value(x.out, i, j, x.ldo);
+      const double tol = tolerance_vs_exact(want, magnitude(x, w, i, j), c.k, c.dtype);
+      if (!(std::fabs(got - want) <= tol)) {
+        if (bad++ < 5) ADD_FAILURE() << c.name() << ": out[" << i << "," << j << "] = " << got << ", expected " << want << " ± " << tol;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+std::vector<WonlyCase> cpu_cases() {
+  std::vector<WonlyCase> cases;
+  const int64_t shapes[][3] = {{1, 1, 32}, {2, 17, 64}, {3, 33, 128}, {16, 48, 384}, {17, 5, 256}, {33, 100, 512}};
+  for (bool int4 : {true, false}) {
+    for (int group : {32, 64, 128, 0}) {
+      for (int flags = 0; flags < 4; ++flags) {
+        for (const auto& s : shapes) {
+          if (group != 0 && s[2] % group != 0) continue;
+          WonlyCase c;
+          c.m = s[0], c.n = s[1], c.k = s[2];
+          c.int4 = int4, c.group_size = group;
+          c.offsets = flags & 1, c.bias = flags & 2;
+          c.dtype = (s[0] + flags) % 2 ? DType::kFloat16 : DType::kBFloat16;
+          c.prepacked = (s[1] + flags) % 3 == 0;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  WonlyCase padded;
+  padded.m = 7, padded.n = 40, padded.k = 256, padded.lda_pad = 8, padded.ldo_pad = 3, padded.ldw_pad = 16;
+  cases.push_back(padded);
+  padded.int4 = false, padded.dtype = DType::kFloat16, padded.group_size = 64;
+  cases.push_back(padded);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, WeightOnlyCpu, ::testing::ValuesIn(cpu_cases()),
+                         [](const auto& info) { return gtest_name(info.param, info.index); });
+
+// a ∈ {−2…2}, s = 1/8, o = 1/2: ŵ = (q + 4)/8 has ≤ 8 significant bits (exact
+// in bf16 and fp16), every partial sum is a multiple of 1/8 below 2^15, so
+// fp32 is exact and the output is the exact value rounded once.
+TEST(WeightOnlyCpuExact, NoRoundingBeforeTheOutput) {
+  for (bool int4 : {true, false}) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      auto rng = make_rng(int4 * 2 + (dtype == DType::kFloat16));
+      WonlyCase c;
+      c.m = 5, c.n = 37, c.k = 256, c.int4 = int4, c.dtype = dtype, c.group_size = 64;
+      WonlyWeights w(c.n, c.k, c.int4, 64, true, 0, rng);
+      for (auto& s : w.scales) s = 0.125f;
+      for (auto& o : w.offsets) o = 0.5f;
+      WonlyActs x(c, rng);
+      std::uniform_int_distribution<int> small(-2, 2);
+      for (auto& v : x.a) v = to_half_bits({static_cast<float>(small(rng))}, dtype)[0];
+      for (auto& v : x.bias) v = to_half_bits({static_cast<float>(small(rng)) * 0.25f}, dtype)[0];
+      run_cpu(c, w, x);
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = 0; j < c.n; ++j) {
+          const auto want = to_half_bits({static_cast<float>(reference(x, w, i, j))}, dtype)[0];
+          ASSERT_EQ(x.out[i * x.ldo + j], want) << c.name() << " out[" << i << "," << j << "]";
+        }
+      }
+    }
+  }
+}
+
+// The documented prepacked layout: byte b of chunk c (16 bytes, E elements)
+// of row n sits at tile (n/16, c/4), offset (n%16)·64 + (c%4)·16 + b; padding is 0.
+TEST(WeightOnlyPrepack, LayoutMatchesTheFormula) {
+  for (bool int4 : {true, false}) {
+    auto rng = make_rng(int4);
+    const int64_t n = 37, k = 224;  // partial row block and partial K tile
+    const WonlyWeights w(n, k, int4, 32, false, int4 ? 16 : 0, rng);
+    const auto shape = weight_only_prepacked_shape(n, k, int4);
+    EXPECT_EQ(shape.row_blocks, 3);
+    EXPECT_EQ(shape.k_tiles, int4 ? 2 : 4);
+    std::vector<uint8_t> packed(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0xcd);
+    weight_only_prepack(TensorView(packed.data(), int4 ? DType::kUInt8 : DType::kInt8,
+                                   {shape.row_blocks, shape.k_tiles, 1024}),
+                        w.w_view(w.w.data(), 0, n));
+    const int64_t row_bytes = int4 ? k / 2 : k;
+    std::vector<bool> covered(packed.size(), false);
+    for (int64_t row = 0; row < n; ++row) {
+      for (int64_t byte = 0; byte < row_bytes; ++byte) {
+        const int64_t c = byte / 16, b = byte % 16;
+        const int64_t index = ((row / 16) * shape.k_tiles + c / 4) * 1024 + (row % 16) * 64 + (c % 4) * 16 + b;
+        ASSERT_EQ(packed[index], w.w[row * w.ldw + byte]) << "row " << row << " byte " << byte;
+        covered[index] = true;
+      }
+    }
+    for (size_t i = 0; i < packed.size(); ++i) {
+      if (!covered[i]) ASSERT_EQ(packed[i], 0) << "padding byte " << i;
+    }
+  }
+}
+
+// Same ŵ and the same summation order: plain and prepacked are bit-identical.
+TEST(WeightOnlyPrepack, SameResultAsPlain) {
+  for (bool int4 : {true, false}) {
+    auto rng = make_rng(int4);
+    WonlyCase c;
+    c.m = 9, c.n = 50, c.k = 320, c.int4 = int4, c.group_size = 32;
+    const WonlyWeights w(c.n, c.k, c.int4, 32, true, 0, rng);
+    WonlyActs plain(c, rng);
+    WonlyActs packed = plain;
+    run_cpu(c, w, plain);
+    c.prepacked = true;
+    run_cpu(c, w, packed);
+    EXPECT_EQ(plain.out, packed.out);
+  }
+}
+
+TEST(WeightOnlyCpuEmpty, ZeroTokensWriteNothing) {
+  std::vector<uint8_t> w(8 * 16, 0x11);
+  std::vector<float> s(8, 1.0f);
+  std::vector<uint16_t> a(1), out(1, 0x7777);
+  weight_only_mm(TensorView(out.data(), DType::kBFloat16, {0, 8}), TensorView(a.data(), DType::kBFloat16, {0, 32}),
+                 TensorView(w.data(), DType::kUInt8, {8, 16}), TensorView(s.data(), DType::kFloat32, {8, 1}),
+                 std::nullopt, 32);
+  EXPECT_EQ(out[0], 0x7777);
+}
+
+}  // namespace
+}  // namespace qgemm::test

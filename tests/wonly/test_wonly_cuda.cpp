@@ -1,0 +1,245 @@
+// CUDA weight_only_mm / weight_only_prepack against the CPU twin.
+//  - The issue's shapes (N,K) ∈ {(4096,4096), (11008,4096), (4096,11008),
+//    (28672,8192), (1000,512)} × M ∈ {1,2,3,8,16,33,128,1000} × int4/int8,
+//    cycling every group size, offsets on/off, bias on/off and both dtypes.
+//    The CPU reference is computed on column blocks (first, middle, last) of
+//    the big shapes; every output element is checked to be written.
+//  - Small odd shapes in full: every variant, plain and prepacked.
+// Both sides compute the same ŵ bit for bit; only the fp32 summation order
+// differs, so the tolerance is 2(K+1)·2^-24·Σ|a·ŵ| plus one ulp of T.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "common/expect_error.h"
+#include "wonly/wonly_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+const Device kGpu = Device::cuda(0);
+
+// The weight on the device, plain or prepacked, and its params.
+struct DeviceWeights {
+  std::unique_ptr<CudaBuffer> plain, packed, scales, offsets;
+  TensorView w_view;
+  DeviceWeights(const WonlyWeights& host, bool prepacked) {
+    plain = std::make_unique<CudaBuffer>(host.w);
+    w_view = host.w_view(plain->get(), 0, host.n, kGpu);
+    if (prepacked) {
+      const auto shape = weight_only_prepacked_shape(host.n, host.k, host.int4);
+      packed = std::make_unique<CudaBuffer>(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024));
+      const TensorView out(packed->get(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024}, kGpu);
+      weight_only_prepack(out, w_view);
+      w_view = out;
+    }
+    upload_params(host);
+  }
+  void upload_params(const WonlyWeights& host) {
+    scales = std::make_unique<CudaBuffer>(host.scales);
+    offsets = std::make_unique<CudaBuffer>(host.offsets);
+  }
+};
+
+// Runs case c on the GPU and checks columns in `blocks` ([first, count)) against the CPU twin.
+void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWeights& dev,
+                const std::vector<std::pair<int64_t, int64_t>>& blocks) {
+  auto rng = make_rng(static_cast<uint64_t>(c.m * 131 + c.n * 7 + c.k + c.group()));
+  WonlyActs x(c, rng);
+  CudaBuffer a(x.a), bias(x.bias), out(x.out.size() * 2);
+  out.poison();
+  weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                 w.scales_view(dev.scales->get(), 0, c.n, kGpu),
+                 w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group,
+                 x.bias_view(bias.get(), 0, c.n, kGpu));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.name();
+  std::vector<uint16_t> gpu;
+  out.download(gpu);
+
+  int64_t unwritten = 0;  // every out[i, j] written, the row padding untouched
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < x.ldo; ++j) {
+      const bool nan = std::isnan(x.out_value(gpu, i, j, x.ldo));
+      if (j < c.n ? nan : gpu[i * x.ldo + j] != 0xffff) ++unwritten;
+    }
+  }
+  EXPECT_EQ(unwritten, 0) << c.name();
+
+  int64_t bad = 0;
+  for (const auto& [col0, cols] : blocks) {
+    std::vector<uint16_t> cpu(static_cast<size_t>(c.m * cols));
+    poison(cpu.data(), cpu.size() * 2);
+    weight_only_mm(x.out_view(cpu.data(), cols, cols), x.a_view(x.a.data()),
+                   w.w_view(w.w.data(), col0, cols), w.scales_view(w.scales.data(), col0, cols),
+                   w.offsets_view(w.offsets.data(), col0, cols), w.group,
+                   x.bias_view(x.bias.data(), col0, cols));
+    std::vector<double> w_hat(static_cast<size_t>(cols * c.k));
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t kk = 0; kk < c.k; ++kk) w_hat[j * c.k + kk] = std::fabs(w.w_hat(col0 + j, kk, c.dtype));
+    for (int64_t i = 0; i < c.m; ++i) {
+      std::vector<double> abs_a(c.k);
+      for (int64_t kk = 0; kk < c.k; ++kk) abs_a[kk] = std::fabs(x.a_value(i, kk));
+      for (int64_t j = 0; j < cols; ++j) {
+        double mag = std::fabs(x.bias_value(col0 + j));
+        for (int64_t kk = 0; kk < c.k; ++kk) mag += abs_a[kk] * w_hat[j * c.k + kk];
+        const double want = x.out_value(cpu, i, j, cols);
+        const double got = x.out_value(gpu, i, col0 + j, x.ldo);
+        const double tol = tolerance_between(want, mag, c.k, c.dtype);
+        if (!(std::fabs(got - want) <= tol) && bad++ < 5) {
+          ADD_FAILURE() << c.name() << ": gpu[" << i << "," << col0 + j << "] = " << got << ", cpu " << want << " ± " << tol;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << c.name();
+}
+
+const int kGroups[] = {32, 64, 128, 0};
+const int64_t kTokens[] = {1, 2, 3, 8, 16, 33, 128, 1000};
+
+class WeightOnlyCudaShapes : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, bool>> {
+ protected:
+  void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(WeightOnlyCudaShapes, MatchesCpu) {
+  const auto [n, k, int4] = GetParam();
+  auto rng = make_rng(static_cast<uint64_t>(n * 3 + k + int4));
+  WonlyWeights w(n, k, int4, 32, true, 0, rng);
+  DeviceWeights dev(w, false);
+  const int64_t b = std::min<int64_t>(n, 32);
+  const std::vector<std::pair<int64_t, int64_t>> blocks = {{0, b}, {n / 2 - b / 2 + 3 < n - b ? n / 2 - b / 2 + 3 : 0, b}, {n - b, b}};
+  // Two variants per M, so that every group size, offsets and bias both ways
+  // and both dtypes meet every shape.
+  for (size_t mi = 0; mi < std::size(kTokens); ++mi) {
+    for (int variant = 0; variant < 2; ++variant) {
+      WonlyCase c;
+      c.m = kTokens[mi], c.n = n, c.k = k, c.int4 = int4;
+      c.group_size = kGroups[(mi + 2 * variant) % 4];
+      c.offsets = (mi + variant) % 2 == 0;
+      c.bias = (mi / 2 + variant) % 2 == 0;
+      c.dtype = (mi + variant) % 4 < 2 ? DType::kBFloat16 : DType::kFloat16;
+      w.set_params(c.group(), c.offsets, rng);
+      dev.upload_params(w);
+      check_case(c, w, dev, blocks);
+    }
+  }
+}
+
+using Shape = std::tuple<int64_t, int64_t, bool>;
+INSTANTIATE_TEST_SUITE_P(
+    IssueShapes, WeightOnlyCudaShapes,
+    ::testing::Values(Shape{4096, 4096, true}, Shape{4096, 4096, false}, Shape{11008, 4096, true},
+                      Shape{11008, 4096, false}, Shape{4096, 11008, true}, Shape{4096, 11008, false},
+                      Shape{28672, 8192, true}, Shape{28672, 8192, false}, Shape{1000, 512, true},
+                      Shape{1000, 512, false}),
+    [](const auto& info) {
+      return std::to_string(std::get<0>(info.param)) + "x" + std::to_string(std::get<1>(info.param)) +
+             (std::get<2>(info.param) ? "_int4" : "_int8");
+    });
+
+// Small and odd shapes, every output checked: ragged N (not a multiple of
+// 16, 32 or 128), K with a partial K tile, M around every dispatch boundary,
+// every group × offsets × bias × dtype, plain and prepacked, padded views.
+class WeightOnlyCudaSmall : public ::testing::TestWithParam<WonlyCase> {
+ protected:
+  void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(WeightOnlyCudaSmall, MatchesCpu) {
+  const WonlyCase c = GetParam();
+  auto rng = make_rng(static_cast<uint64_t>(c.m * 7919 + c.n * 31 + c.k));
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, c.prepacked);
+  check_case(c, w, dev, {{0, c.n}});
+}
+
+std::vector<WonlyCase> small_cases() {
+  std::vector<WonlyCase> cases;
+  const int64_t shapes[][2] = {{1, 32}, {17, 96}, {129, 160}, {1000, 512}, {200, 384}};
+  const int64_t tokens[] = {1, 5, 8, 9, 16, 17, 64, 65, 200};
+  size_t index = 0;
+  for (bool int4 : {true, false}) {
+    for (int group : kGroups) {
+      for (int flags = 0; flags < 4; ++flags) {
+        for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+          for (const auto& s : shapes) {
+            if (group != 0 && s[1] % group != 0) continue;
+            WonlyCase c;
+            c.n = s[0], c.k = s[1], c.int4 = int4, c.group_size = group, c.dtype = dtype;
+            c.offsets = flags & 1, c.bias = flags & 2;
+            c.m = tokens[index % std::size(tokens)];
+            c.prepacked = index % 3 == 0;
+            ++index;
+            cases.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t m : tokens) {  // every M through both layouts and padded views
+    for (bool int4 : {true, false}) {
+      WonlyCase c;
+      c.m = m, c.n = 77, c.k = 288, c.int4 = int4, c.group_size = 32;
+      c.prepacked = true;
+      cases.push_back(c);
+      c.prepacked = false, c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = 16;
+      cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
+                         [](const auto& info) { return gtest_name(info.param, info.index); });
+
+TEST(WeightOnlyCudaPrepack, SameBytesAsCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (bool int4 : {true, false}) {
+    auto rng = make_rng(int4);
+    const WonlyWeights w(45, 224, int4, 32, false, 16, rng);
+    const auto shape = weight_only_prepacked_shape(w.n, w.k, int4);
+    const size_t bytes = static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024);
+    std::vector<uint8_t> cpu(bytes, 0xcd), gpu;
+    const DType dtype = int4 ? DType::kUInt8 : DType::kInt8;
+    weight_only_prepack(TensorView(cpu.data(), dtype, {shape.row_blocks, shape.k_tiles, 1024}),
+                        w.w_view(w.w.data(), 0, w.n));
+    CudaBuffer w_dev(w.w), out(bytes);
+    out.poison();
+    weight_only_prepack(TensorView(out.get(), dtype, {shape.row_blocks, shape.k_tiles, 1024}, kGpu),
+                        w.w_view(w_dev.get(), 0, w.n, kGpu));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    out.download(gpu);
+    EXPECT_EQ(gpu, cpu);
+  }
+}
+
+// The CUDA kernels' 16-byte loads: misaligned views are rejected up front.
+TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t m = 4, n = 32, k = 64;
+  CudaBuffer a(m * (k + 8) * 2), w(n * 48), s(n * 4 * 2), out(m * n * 2);
+  const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
+  const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, kGpu);
+  const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
+  const TensorView s_v(s.get(), DType::kFloat32, {n, 2}, kGpu);
+  weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 32);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto a_shifted = TensorView(static_cast<uint16_t*>(a.get()) + 4, DType::kBFloat16, {m, k}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_shifted, w_v, s_v, std::nullopt, 32); }, ErrorKind::kValue,
+               {"a:", "16-byte aligned"});
+  const auto a_stride = TensorView::strided(a.get(), DType::kBFloat16, {m, k}, {k + 4, 1}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_stride, w_v, s_v, std::nullopt, 32); }, ErrorKind::kValue,
+               {"a:", "multiple of 16 bytes", "136"});
+  const auto w_stride = TensorView::strided(w.get(), DType::kUInt8, {n, k / 2}, {40, 1}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_v, w_stride, s_v, std::nullopt, 32); }, ErrorKind::kValue,
+               {"w:", "multiple of 16 bytes", "40"});
+}
+
+}  // namespace
+}  // namespace qgemm::test

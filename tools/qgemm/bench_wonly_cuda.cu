@@ -1,0 +1,197 @@
+// `qgemm bench wonly` (GPU): weight_only_mm (W4A16 group 128 plain and
+// prepacked, W8A16 per channel, bf16) against cuBLAS bf16 GEMM on the same
+// shapes, and the device copy bandwidth, all in one run. Weights (and their
+// scales) are rotated across copies so the working set exceeds L2; the
+// activations (a few MB at decode sizes) are not.
+//
+// Per record: bytes = everything read (weight, scales, offsets, activations)
+// + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
+// speedup_vs_cublas_bf16 = cuBLAS time / this time.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "cuda_bench.h"
+#include "qgemm/weight_only.h"
+
+namespace qgemm::tools {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(status));
+  }
+}
+
+struct Variant {
+  const char* impl;
+  bool int4;
+  int group;  // 0: per channel
+  bool offsets;
+  bool prepacked;
+};
+
+// Rotated copies of one quantized weight with its params, on the device.
+struct WeightSets {
+  int sets = 1;
+  size_t w_bytes = 0, param_count = 0;
+  cuda::DeviceBuffer w, scales, offsets;
+};
+
+}  // namespace
+
+void bench_wonly_cuda(const Options& options, BenchReport& report) {
+  report.set_device_name(cuda::device_name(0));
+  cudaStream_t stream = nullptr;
+  const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 50);
+  const double copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
+  const Device gpu = Device::cuda(0);
+  const auto shapes = options.get_shapes("shapes", {{28672, 8192}, {4096, 4096}, {11008, 4096}, {4096, 11008}});
+  std::vector<int64_t> tokens;
+  for (const auto& t : options.get_shapes("tokens", {{1}, {2}, {4}, {8}, {16}, {32}, {64}, {128}, {256}, {1024}, {4096}})) {
+    tokens.push_back(t.at(0));
+  }
+  const Variant variants[] = {
+      {"qgemm-w4a16-g128", true, 128, true, false},
+      {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
+      {"qgemm-w8a16-channel", false, 0, false, false},
+  };
+  cublasHandle_t handle;
+  check_cublas(cublasCreate(&handle), "cublasCreate");
+  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+
+  for (const auto& s : shapes) {
+    const int64_t n = s.at(0), k = s.at(1);
+    const std::string nk = std::to_string(n) + "x" + std::to_string(k);
+    int64_t max_m = 1;
+    for (int64_t m : tokens) max_m = std::max(max_m, m);
+    cuda::DeviceBuffer a(max_m * k * 2), out(max_m * n * 2);
+    cuda::fill_random(a.get(), DType::kBFloat16, max_m * k, -1, 1, 21, stream);
+
+    // The cuBLAS peer's bf16 weight sets.
+    const size_t bf16_bytes = n * k * 2;
+    const int bf16_sets = cuda::rotation_sets(bf16_bytes);
+    cuda::DeviceBuffer w_bf16(bf16_bytes * bf16_sets);
+    cuda::fill_random(w_bf16.get(), DType::kBFloat16, n * k * bf16_sets, -0.1, 0.1, 22, stream);
+
+    std::vector<WeightSets> weights(std::size(variants));
+    for (size_t v = 0; v < std::size(variants); ++v) {
+      const Variant& var = variants[v];
+      WeightSets& ws = weights[v];
+      const int group = var.group == 0 ? static_cast<int>(k) : var.group;
+      ws.param_count = n * (k / group);
+      if (var.prepacked) {
+        const auto shape = weight_only_prepacked_shape(n, k, var.int4);
+        ws.w_bytes = shape.row_blocks * shape.k_tiles * 1024;
+      } else {
+        ws.w_bytes = var.int4 ? n * k / 2 : n * k;
+      }
+      ws.sets = cuda::rotation_sets(ws.w_bytes + ws.param_count * 8);
+      ws.w = cuda::DeviceBuffer(ws.w_bytes * ws.sets);
+      ws.scales = cuda::DeviceBuffer(ws.param_count * 4 * ws.sets);
+      ws.offsets = cuda::DeviceBuffer(ws.param_count * 4 * ws.sets);
+      const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
+      if (var.prepacked) {
+        cuda::DeviceBuffer plain(n * k / 2);
+        cuda::fill_random(plain.get(), DType::kUInt8, n * k / 2, 0, 255, 23, stream);
+        const auto shape = weight_only_prepacked_shape(n, k, var.int4);
+        for (int set = 0; set < ws.sets; ++set) {
+          weight_only_prepack(TensorView(ws.w.as<uint8_t>() + set * ws.w_bytes, w_dtype,
+                                         {shape.row_blocks, shape.k_tiles, 1024}, gpu),
+                              TensorView(plain.get(), w_dtype, {n, k / 2}, gpu), stream);
+        }
+        cuda::check(cudaStreamSynchronize(stream), "prepack");
+      } else {
+        cuda::fill_random(ws.w.get(), var.int4 ? DType::kUInt8 : DType::kInt8, ws.w_bytes * ws.sets,
+                          var.int4 ? 0 : -128, var.int4 ? 255 : 127, 24, stream);
+      }
+      cuda::fill_random(ws.scales.get(), DType::kFloat32, ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
+      cuda::fill_random(ws.offsets.get(), DType::kFloat32, ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
+    }
+
+    for (int64_t m : tokens) {
+      const std::string shape = std::to_string(m) + "x" + nk;
+      const double act_bytes = static_cast<double>(m * k * 2 + m * n * 2);
+      auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us) {
+        BenchRecord r;
+        r.op = "weight_only_mm";
+        r.impl = impl;
+        r.shape = shape;
+        r.device = "cuda";
+        r.median_us = st.median_us;
+        r.min_us = st.min_us;
+        r.runs = st.runs;
+        r.ops = 2.0 * m * n * k;
+        r.bytes = bytes;
+        r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
+        if (cublas_us > 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / st.median_us;
+        report.add(r);
+        return st.median_us;
+      };
+      const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, gpu);
+      const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, gpu);
+
+      const float alpha = 1.0f, beta = 0.0f;
+      const auto cublas = cuda::time_cuda(
+          [&](int i) {
+            const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
+            // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
+            check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                      static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
+                                      CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
+                                      static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                         "cublasGemmEx");
+          },
+          stream, warmup, runs);
+      const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0);
+
+      for (size_t v = 0; v < std::size(variants); ++v) {
+        const Variant& var = variants[v];
+        const WeightSets& ws = weights[v];
+        const int group = var.group == 0 ? static_cast<int>(k) : var.group;
+        const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
+        const auto pre = weight_only_prepacked_shape(n, k, var.int4);
+        const auto st = cuda::time_cuda(
+            [&](int i) {
+              const int set = i % ws.sets;
+              const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
+              const TensorView w_v = var.prepacked
+                                         ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
+                                         : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
+              const int64_t groups = k / group;
+              const TensorView s_v(ws.scales.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+              std::optional<TensorView> o_v;
+              if (var.offsets) o_v = TensorView(ws.offsets.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+              weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
+            },
+            stream, warmup, runs);
+        const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
+        record(var.impl, st, bytes, cublas_us);
+      }
+    }
+  }
+  cublasDestroy(handle);
+  BenchRecord bw;
+  bw.op = "copy";
+  bw.impl = "cudaMemcpy-d2d";
+  bw.shape = "1GiB";
+  bw.device = "cuda";
+  bw.extra["copy_gbps"] = copy_gbps;
+  report.add(bw);
+}
+
+int cmd_bench_wonly(int argc, char** argv) {
+  const Options options(argc, argv, 3);
+  BenchReport report("", command_line_string(argc, argv));
+  bench_wonly_cuda(options, report);
+  report.print_table();
+  if (options.has("json")) report.write_json(options.get("json", "bench_wonly.json"));
+  return 0;
+}
+
+}  // namespace qgemm::tools
