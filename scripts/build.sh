@@ -10,6 +10,9 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+# Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+export CCACHE_NOHASHDIR=1
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DQGEMM_BUILD_PYTHON=ON \
   -DPython_EXECUTABLE="$(command -v python3)" "$@" >"$build/configure.log" 2>&1 \
