@@ -1,16 +1,47 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repository root (through the device tool):
-# builds the extension for that machine's Python (3.12, PyTorch) with the CUDA
-# backend — CUTLASS headers carried in .deps/cutlass — and runs the Python
-# tests. Summary last.
+# Runs on the GPU machine (through the device tool) from the repository root:
+# builds the Python extension for that machine's python3 (3.12, PyTorch) with
+# the CUDA backend — CUTLASS headers carried in .deps/cutlass — then runs the
+# Python tests and/or the Python benchmarks. Logs and JSON go to $OUT; the
+# last line is the pytest summary.
+#   scripts/device_python.sh [tests|bench|all]   (default: tests)
+# Environment: QGEMM_CUDA_ARCHS (default 90a), QGEMM_COMMIT (for bench JSON),
+# PYTEST_ARGS (extra pytest arguments, e.g. "-k torch").
 set -uo pipefail
+what="${1:-tests}"
 out="${OUT:-/tmp/qgemm-out}"
+build="${QGEMM_PY_BUILD_DIR:-build-py}"
 mkdir -p "$out"
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+python3 -c "import nanobind, numpy, pytest" 2>/dev/null \
+  || { echo "python3 lacks nanobind, numpy or pytest"; python3 -m pip list 2>/dev/null | grep -iE "nanobind|numpy|pytest|torch"; exit 1; }
 start=$(date +%s)
-cmake -S . -B build-py -G Ninja -DQGEMM_BUILD_TESTS=OFF -DQGEMM_BUILD_TOOLS=OFF -DQGEMM_BUILD_PYTHON=ON \
-  -DQGEMM_CUDA_ARCHS="${QGEMM_CUDA_ARCHS:-90a}" -DPython_EXECUTABLE="$(command -v python3)" >"$out/py-configure.log" 2>&1 \
-  || { tail -30 "$out/py-configure.log"; exit 1; }
-cmake --build build-py --parallel 16 >"$out/py-build.log" 2>&1 || { grep -E "error" "$out/py-build.log" | head -30; exit 1; }
-echo "python extension built in $(( $(date +%s) - start )) s"
-PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/build-py/python" python3 -m pytest -q -p no:cacheprovider python/tests \
-  2>&1 | tee "$out/pytest.log" | tail -25
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQGEMM_BUILD_TESTS=OFF -DQGEMM_BUILD_TOOLS=OFF \
+  -DQGEMM_BUILD_PYTHON=ON -DQGEMM_CUDA_ARCHS="${QGEMM_CUDA_ARCHS:-90a}" -DCUTLASS_DIR="$PWD/.deps/cutlass" \
+  -DPython_EXECUTABLE="$(command -v python3)" >"$out/py-configure.log" 2>&1 \
+  || { tail -30 "$out/py-configure.log"; echo "configure failed"; exit 1; }
+# Only the extension (and the library under it): no tests, no CLI.
+ninja -C "$build" -j "${QGEMM_JOBS:-16}" _qgemm qgemm_python_files >"$out/py-build.log" 2>&1 \
+  || { grep -E -A3 "error|FAILED" "$out/py-build.log" | head -60; echo "build failed"; exit 1; }
+echo "extension built in $(( $(date +%s) - start )) s: $(ls "$build"/python/qgemm/_qgemm*.so)"
+export PYTHONPATH="$PWD/$build/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+python3 -c "import qgemm, torch; print('qgemm', qgemm.__version__, 'cuda build', qgemm.built_with_cuda(), \
+'archs', qgemm.cuda_archs(), 'devices', qgemm.cuda_device_count(), '| torch', torch.__version__, \
+torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
+status=0
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  for family in gemm quant fused; do
+    python3 -m qgemm.bench "$family" --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \
+      | tail -40 || status=1
+  done
+fi
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  # shellcheck disable=SC2086
+  python3 -m pytest -q -p no:cacheprovider -rs ${PYTEST_ARGS:-} python/tests >"$out/pytest.log" 2>&1 || status=1
+  grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -30
+  grep -E "^E  " "$out/pytest.log" | head -20
+  tail -n 1 "$out/pytest.log"
+fi
+exit $status

@@ -2,7 +2,9 @@
 #pragma once
 
 #include "qgemm/error.h"
+#include "qgemm/fused.h"
 #include "qgemm/gemm.h"
 #include "qgemm/quant.h"
 #include "qgemm/tensor.h"
 #include "qgemm/version.h"
+#include "qgemm/weight_only.h"

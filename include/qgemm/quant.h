@@ -2,22 +2,24 @@
 // weights (docs/quantization.md has every formula and edge case).
 //
 // Activations x [T,H] (fp32 / fp16 / bf16, row-major, row stride >= H) are
-// quantized into q [T,H] (int8 or fp8 e4m3) with scales s (and, for
-// asymmetric int8, int32 zero points z) so that x ≈ s·(q − z):
+// quantized into q [T,H] (int8 or fp8 e4m3) with scales s (and, for asymmetric
+// int8, int32 zero points z) so that x ≈ s·(q − z):
 //
-//   static per-tensor   s, z given (one each)          q = sat(rne(x / s) + z)
-//   dynamic per-token   s[t] = amax(|x[t,:]|) / qmax   q = sat(rne(x / s[t]))
-//                       asymmetric: s[t] = (max − min) / 255 over the row with 0
-//                       included, z[t] = rne(−128 − min / s[t])
+//   static per-tensor   s, z given (one each)          q = sat(rne(x · (1/s)) + z)
+//   dynamic per-token   s[t] = amax(|x[t,:]|) / qmax   q = sat(rne(x · (1/s[t])))
+//                       asymmetric: s[t] = (hi − lo) / 255 with lo = min(0, min x),
+//                       hi = max(0, max x), z[t] = rne(−128 − lo · (1/s[t]))
 //   dynamic per-group   the same per group of `group_size` (32, 64, 128)
 //                       consecutive elements of a row; s, z are [T, H/group]
 //                       in row-major (stride (G,1)) or column-major
 //                       (stride (1,T)) layout, as their views say.
 //
-// rne = round half to even; sat = clamp to [qmin, qmax] (int8: −128 or −127
-// with narrow_range, 127; fp8: ±448, saturating). Non-finite inputs are left
-// out of amax/min/max; ±Inf saturates, NaN becomes 0 (int8) or fp8 NaN.
-// A scale that would be 0 (an all-zero row) is stored as 1, so outputs are 0.
+// 1/s is one IEEE fp32 division per row/group; rne = round half to even;
+// sat = clamp to [qmin, qmax] (int8: −128, or −127 with narrow_range, to 127,
+// the sum with z exact; fp8: ±448, saturating). Non-finite inputs are left out
+// of amax / lo / hi; ±Inf saturates; NaN becomes z (int8) or 0x7f (fp8). A
+// scale that would be 0 (an all-zero row) is stored as 1 (outputs 0 or z), a
+// subnormal one as 2^-126. CPU and CUDA results are bit-identical.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,19 @@ void quantize(const TensorView& out, const TensorView& scale, const std::optiona
 void dequantize(const TensorView& out, const TensorView& in, const TensorView& scale,
                 const std::optional<TensorView>& azp, const QuantOptions& options,
                 Stream stream = nullptr);
+
+// Symmetric weight quantization (int8 or fp8 e4m3), per output channel
+// (group_size == 0) or per group of `group_size` along K: for w [N,K]
+// (fp32 / fp16 / bf16, row-major), s = amax / qmax over the channel or group
+// and q = sat(rne(w · (1/s))), the formulas of `quantize` in its dynamic
+// symmetric modes. scale is fp32 [N] (or [N,1]) per channel, [N, K/group_size]
+// per group (row- or column-major). narrow_range (int8): codes in ±127, so
+// that w and −w quantize to opposite codes (the usual weight convention).
+// Viewed transposed, TensorView::strided(out.data(), dtype, {K, N}, {1, K}),
+// out is the `b` operand of scaled_mm; azp_adj (qgemm/gemm.h) then gives the
+// column sums scaled_mm_azp needs. CPU or CUDA, like quantize.
+void quantize_weight(const TensorView& out, const TensorView& scale, const TensorView& w, int group_size = 0,
+                     bool narrow_range = true, Stream stream = nullptr);
 
 // Asymmetric 4-bit weight quantization (the W4A16 format, docs/quantization.md):
 // for each row n of w [N,K] and each group of `group_size` along K

@@ -1,5 +1,7 @@
-// Python bindings of qgemm/gemm.h: out-parameter forms over DLPack; the
-// Python layer (qgemm/ops.py) allocates outputs and picks the stream.
+// Python bindings of qgemm/gemm.h: the out-parameter forms, argument names as
+// in the C++ API. The qgemm package (qgemm/gemm.py) allocates outputs and
+// picks the stream; this layer only converts arguments and calls the op with
+// the GIL released.
 #include <nanobind/stl/optional.h>
 
 #include "qgemm/gemm.h"
@@ -12,30 +14,45 @@ void bind_gemm(nb::module_& m) {
       "scaled_mm",
       [](nb::handle out, nb::handle a, nb::handle b, nb::handle scale_a, nb::handle scale_b, nb::handle bias,
          nb::handle stream) {
-        scaled_mm(to_view(out, "out"), to_view(a, "a"), to_view(b, "b"), to_view(scale_a, "scale_a"),
-                  to_view(scale_b, "scale_b"), to_optional_view(bias, "bias"), to_stream(stream));
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out, "out"), a_v = arrays.view(a, "a"), b_v = arrays.view(b, "b");
+        const TensorView scale_a_v = arrays.view(scale_a, "scale_a"), scale_b_v = arrays.view(scale_b, "scale_b");
+        const auto bias_v = arrays.optional_view(bias, "bias");
+        const Stream s = to_stream(stream);
+        nb::gil_scoped_release unlocked;
+        scaled_mm(out_v, a_v, b_v, scale_a_v, scale_b_v, bias_v, s);
       },
-      nb::arg("out"), nb::arg("a"), nb::arg("b"), nb::arg("scale_a"), nb::arg("scale_b"),
+      nb::arg("out").none(), nb::arg("a").none(), nb::arg("b").none(), nb::arg("scale_a").none(), nb::arg("scale_b").none(),
       nb::arg("bias").none() = nb::none(), nb::arg("stream").none() = nb::none(),
-      "out = scale_a · scale_b · (a·b) + bias (see docs/gemm.md)");
+      "out = scale_a · scale_b · (a·b) + bias");
   m.def(
       "scaled_mm_azp",
       [](nb::handle out, nb::handle a, nb::handle b, nb::handle scale_a, nb::handle scale_b, nb::handle azp_adj,
          nb::handle azp, nb::handle bias, nb::handle stream) {
-        scaled_mm_azp(to_view(out, "out"), to_view(a, "a"), to_view(b, "b"), to_view(scale_a, "scale_a"),
-                      to_view(scale_b, "scale_b"), to_view(azp_adj, "azp_adj"), to_optional_view(azp, "azp"),
-                      to_optional_view(bias, "bias"), to_stream(stream));
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out, "out"), a_v = arrays.view(a, "a"), b_v = arrays.view(b, "b");
+        const TensorView scale_a_v = arrays.view(scale_a, "scale_a"), scale_b_v = arrays.view(scale_b, "scale_b");
+        const TensorView azp_adj_v = arrays.view(azp_adj, "azp_adj");
+        const auto azp_v = arrays.optional_view(azp, "azp");
+        const auto bias_v = arrays.optional_view(bias, "bias");
+        const Stream s = to_stream(stream);
+        nb::gil_scoped_release unlocked;
+        scaled_mm_azp(out_v, a_v, b_v, scale_a_v, scale_b_v, azp_adj_v, azp_v, bias_v, s);
       },
-      nb::arg("out"), nb::arg("a"), nb::arg("b"), nb::arg("scale_a"), nb::arg("scale_b"), nb::arg("azp_adj"),
+      nb::arg("out").none(), nb::arg("a").none(), nb::arg("b").none(), nb::arg("scale_a").none(), nb::arg("scale_b").none(), nb::arg("azp_adj").none(),
       nb::arg("azp").none() = nb::none(), nb::arg("bias").none() = nb::none(),
       nb::arg("stream").none() = nb::none(),
-      "out = scale_a · scale_b · (a·b − azp·azp_adj) + bias (see docs/gemm.md)");
+      "out = scale_a · scale_b · (a·b − azp·azp_adj) + bias");
   m.def(
       "azp_adj",
       [](nb::handle out, nb::handle b, std::optional<int32_t> azp, nb::handle stream) {
-        azp_adj(to_view(out, "out"), to_view(b, "b"), azp, to_stream(stream));
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out, "out"), b_v = arrays.view(b, "b");
+        const Stream s = to_stream(stream);
+        nb::gil_scoped_release unlocked;
+        azp_adj(out_v, b_v, azp, s);
       },
-      nb::arg("out"), nb::arg("b"), nb::arg("azp").none() = nb::none(), nb::arg("stream").none() = nb::none(),
+      nb::arg("out").none(), nb::arg("b").none(), nb::arg("azp").none() = nb::none(), nb::arg("stream").none() = nb::none(),
       "out[n] = azp · Σ_k b[k, n]");
 }
 

@@ -1,4 +1,6 @@
-// Python bindings of qgemm/quant.h (out-parameter forms).
+// Python bindings of qgemm/quant.h: the out-parameter forms. QuantOptions is
+// flattened into keyword arguments (mode, symmetric, narrow_range,
+// group_size); the C++ argument `in` is `input` (a Python keyword).
 #include <nanobind/stl/string.h>
 
 #include <string>
@@ -11,15 +13,20 @@ namespace qgemm::python {
 namespace {
 
 QuantOptions make_options(const std::string& mode, bool symmetric, bool narrow_range, int group_size) {
-  QuantOptions o;
-  if (mode == "static") o.mode = QuantMode::kStaticPerTensor;
-  else if (mode == "per_token") o.mode = QuantMode::kDynamicPerToken;
-  else if (mode == "per_group") o.mode = QuantMode::kDynamicPerGroup;
-  else throw Error(ErrorKind::kValue, "mode: expected 'static', 'per_token' or 'per_group', got '" + mode + "'");
-  o.symmetric = symmetric;
-  o.narrow_range = narrow_range;
-  o.group_size = group_size;
-  return o;
+  QuantOptions options;
+  if (mode == "static") {
+    options.mode = QuantMode::kStaticPerTensor;
+  } else if (mode == "per_token") {
+    options.mode = QuantMode::kDynamicPerToken;
+  } else if (mode == "per_group") {
+    options.mode = QuantMode::kDynamicPerGroup;
+  } else {
+    throw Error(ErrorKind::kValue, "mode: expected 'static', 'per_token' or 'per_group', got '" + mode + "'");
+  }
+  options.symmetric = symmetric;
+  options.narrow_range = narrow_range;
+  options.group_size = group_size;
+  return options;
 }
 
 }  // namespace
@@ -27,33 +34,63 @@ QuantOptions make_options(const std::string& mode, bool symmetric, bool narrow_r
 void bind_quant(nb::module_& m) {
   m.def(
       "quantize",
-      [](nb::handle out, nb::handle scale, nb::handle azp, nb::handle in, const std::string& mode, bool symmetric,
-         bool narrow_range, int group_size, nb::handle stream) {
-        quantize(to_view(out, "out"), to_view(scale, "scale"), to_optional_view(azp, "azp"), to_view(in, "in"),
-                 make_options(mode, symmetric, narrow_range, group_size), to_stream(stream));
+      [](nb::handle out, nb::handle scale, nb::handle azp, nb::handle input, const std::string& mode,
+         bool symmetric, bool narrow_range, int group_size, nb::handle stream) {
+        const QuantOptions options = make_options(mode, symmetric, narrow_range, group_size);
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out, "out"), scale_v = arrays.view(scale, "scale");
+        const auto azp_v = arrays.optional_view(azp, "azp");
+        const TensorView in_v = arrays.view(input, "in");
+        const Stream s = to_stream(stream);
+        nb::gil_scoped_release unlocked;
+        quantize(out_v, scale_v, azp_v, in_v, options, s);
       },
-      nb::arg("out"), nb::arg("scale"), nb::arg("azp").none(), nb::arg("in"), nb::arg("mode"),
-      nb::arg("symmetric"), nb::arg("narrow_range"), nb::arg("group_size"), nb::arg("stream").none() = nb::none());
+      nb::arg("out").none(), nb::arg("scale").none(), nb::arg("azp").none(), nb::arg("input").none(), nb::arg("mode"),
+      nb::arg("symmetric") = true, nb::arg("narrow_range") = false, nb::arg("group_size") = 128,
+      nb::arg("stream").none() = nb::none(), "out = quantize(input); scale/azp are outputs in dynamic modes");
   m.def(
       "dequantize",
-      [](nb::handle out, nb::handle in, nb::handle scale, nb::handle azp, const std::string& mode, int group_size,
-         nb::handle stream) {
-        dequantize(to_view(out, "out"), to_view(in, "in"), to_view(scale, "scale"), to_optional_view(azp, "azp"),
-                   make_options(mode, true, false, group_size), to_stream(stream));
+      [](nb::handle out, nb::handle input, nb::handle scale, nb::handle azp, const std::string& mode,
+         int group_size, nb::handle stream) {
+        const QuantOptions options = make_options(mode, true, false, group_size);
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out, "out"), in_v = arrays.view(input, "in");
+        const TensorView scale_v = arrays.view(scale, "scale");
+        const auto azp_v = arrays.optional_view(azp, "azp");
+        const Stream s = to_stream(stream);
+        nb::gil_scoped_release unlocked;
+        dequantize(out_v, in_v, scale_v, azp_v, options, s);
       },
-      nb::arg("out"), nb::arg("in"), nb::arg("scale"), nb::arg("azp").none(), nb::arg("mode"),
-      nb::arg("group_size"), nb::arg("stream").none() = nb::none());
+      nb::arg("out").none(), nb::arg("input").none(), nb::arg("scale").none(), nb::arg("azp").none() = nb::none(),
+      nb::arg("mode") = "per_token", nb::arg("group_size") = 128, nb::arg("stream").none() = nb::none(),
+      "out = scale · (input − azp)");
   m.def(
       "quantize_weight_int4",
       [](nb::handle out_packed, nb::handle scale, nb::handle offset, nb::handle w, int group_size) {
-        quantize_weight_int4(to_view(out_packed, "out_packed"), to_view(scale, "scale"), to_view(offset, "offset"),
-                             to_view(w, "w"), group_size);
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out_packed, "out_packed"), scale_v = arrays.view(scale, "scale");
+        const TensorView offset_v = arrays.view(offset, "offset"), w_v = arrays.view(w, "w");
+        nb::gil_scoped_release unlocked;
+        quantize_weight_int4(out_v, scale_v, offset_v, w_v, group_size);
       },
-      nb::arg("out_packed"), nb::arg("scale"), nb::arg("offset"), nb::arg("w"), nb::arg("group_size"));
-  m.def("pack_int4", [](nb::handle out, nb::handle values) { pack_int4(to_view(out, "out_packed"), to_view(values, "values")); },
-        nb::arg("out_packed"), nb::arg("values"));
-  m.def("unpack_int4", [](nb::handle out, nb::handle packed) { unpack_int4(to_view(out, "out_values"), to_view(packed, "packed")); },
-        nb::arg("out_values"), nb::arg("packed"));
+      nb::arg("out_packed").none(), nb::arg("scale").none(), nb::arg("offset").none(), nb::arg("w").none(), nb::arg("group_size"),
+      "4-bit asymmetric weight quantization, packed two per byte (CPU)");
+  m.def(
+      "pack_int4",
+      [](nb::handle out_packed, nb::handle values) {
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out_packed, "out_packed"), values_v = arrays.view(values, "values");
+        pack_int4(out_v, values_v);
+      },
+      nb::arg("out_packed").none(), nb::arg("values").none(), "packs 4-bit values two per byte, low nibble first (CPU)");
+  m.def(
+      "unpack_int4",
+      [](nb::handle out_values, nb::handle packed) {
+        CallArrays arrays;
+        const TensorView out_v = arrays.view(out_values, "out_values"), packed_v = arrays.view(packed, "packed");
+        unpack_int4(out_v, packed_v);
+      },
+      nb::arg("out_values").none(), nb::arg("packed").none(), "unpacks two 4-bit values per byte (CPU)");
 }
 
 }  // namespace qgemm::python

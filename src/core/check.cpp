@@ -2,6 +2,7 @@
 #include "core/check.h"
 
 #include <sstream>
+#include <utility>
 
 #include "qgemm/version.h"
 
@@ -181,6 +182,29 @@ bool check_broadcast_vector(const TensorView& t, const char* name, const char* n
                                 strides_string(t));
   }
   return !scalar;
+}
+
+// [first byte, one past the last byte] of a view's elements (0, 0 if empty).
+static std::pair<uintptr_t, uintptr_t> byte_extent(const TensorView& t) {
+  if (t.numel() == 0 || t.data() == nullptr) return {0, 0};
+  int64_t low = 0, high = 0;
+  for (int d = 0; d < t.rank(); ++d) {
+    const int64_t span = (t.size(d) - 1) * t.stride(d);
+    (span < 0 ? low : high) += span;
+  }
+  const auto base = reinterpret_cast<uintptr_t>(t.data());
+  const auto size = static_cast<int64_t>(dtype_size(t.dtype()));
+  return {base + low * size, base + (high + 1) * size};
+}
+
+void check_no_overlap(const TensorView& t, const char* name, const TensorView& other,
+                      const char* other_name) {
+  if (t.device() != other.device()) return;
+  const auto a = byte_extent(t), b = byte_extent(other);
+  if (a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second) {
+    fail(ErrorKind::kValue, std::string(name) + ": must not overlap " + other_name +
+                                " in memory (this op does not work in place)");
+  }
 }
 
 void check_device(const TensorView& t, const char* name, Device device, const char* device_owner) {

@@ -50,6 +50,11 @@ void check_vector(const TensorView& t, const char* name, const char* n_symbol, i
 bool check_broadcast_vector(const TensorView& t, const char* name, const char* n_symbol,
                             int64_t n, VectorOrientation orientation);
 
+// Two views whose memory ranges (first to last element, strides included)
+// intersect, where the op cannot work in place: "out: must not overlap x".
+void check_no_overlap(const TensorView& t, const char* name, const TensorView& other,
+                      const char* other_name);
+
 // Every tensor of the call on `device`; `device_owner` names the tensor that
 // fixed the device in messages.
 void check_device(const TensorView& t, const char* name, Device device, const char* device_owner);

@@ -82,23 +82,25 @@ void validate_scales(detail::QuantArgs& args, const TensorView& scale,
   args.azp = azp ? azp->data_as<int32_t>() : nullptr;
 }
 
+// in_name: what the caller calls `in` ("in", or "w" for quantize_weight).
 detail::QuantArgs validate(const char* op, const TensorView& out, const TensorView& in,
                            const TensorView& scale, const std::optional<TensorView>& azp,
-                           const QuantOptions& options, bool quantizing, Stream stream) {
+                           const QuantOptions& options, bool quantizing, Stream stream,
+                           const char* in_name = "in") {
   const Device device = out.device();
   detail::check_backend_available(device, op);
   const TensorView& quantized = quantizing ? out : in;
   const TensorView& real = quantizing ? in : out;
-  const char* quantized_name = quantizing ? "out" : "in";
-  const char* real_name = quantizing ? "in" : "out";
+  const char* quantized_name = quantizing ? "out" : in_name;
+  const char* real_name = quantizing ? in_name : "out";
   detail::check_dtype(quantized, quantized_name, {DType::kInt8, DType::kFloat8E4M3});
   detail::check_dtype(real, real_name, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
-  detail::check_rank(in, "in", 2);
+  detail::check_rank(in, in_name, 2);
   const int64_t t = in.size(0), h = in.size(1);
-  detail::check_row_major(in, "in", "T", t, "H", h);
+  detail::check_row_major(in, in_name, "T", t, "H", h);
   detail::check_row_major(out, "out", "T", t, "H", h);
   check_common(out, "out", device, "out");
-  check_common(in, "in", device, "out");
+  check_common(in, in_name, device, "out");
 
   const bool fp8 = quantized.dtype() == DType::kFloat8E4M3;
   const bool dynamic = options.mode != QuantMode::kStaticPerTensor;
@@ -137,16 +139,29 @@ detail::QuantArgs validate(const char* op, const TensorView& out, const TensorVi
   return args;
 }
 
-}  // namespace
-
-void quantize(const TensorView& out, const TensorView& scale, const std::optional<TensorView>& azp,
-              const TensorView& in, const QuantOptions& options, Stream stream) {
-  const detail::QuantArgs args = validate("quantize", out, in, scale, azp, options, true, stream);
+void run_quantize(const detail::QuantArgs& args) {
   if (args.tokens == 0 || args.hidden == 0) return;
   if (args.device.is_cpu()) return detail::quantize_cpu(args);
 #if QGEMM_WITH_CUDA
   detail::quantize_cuda(args);
 #endif
+}
+
+}  // namespace
+
+void quantize(const TensorView& out, const TensorView& scale, const std::optional<TensorView>& azp,
+              const TensorView& in, const QuantOptions& options, Stream stream) {
+  run_quantize(validate("quantize", out, in, scale, azp, options, true, stream));
+}
+
+void quantize_weight(const TensorView& out, const TensorView& scale, const TensorView& w, int group_size,
+                     bool narrow_range, Stream stream) {
+  QuantOptions options;
+  options.mode = group_size == 0 ? QuantMode::kDynamicPerToken : QuantMode::kDynamicPerGroup;
+  options.symmetric = true;
+  options.narrow_range = narrow_range;
+  options.group_size = group_size;
+  run_quantize(validate("quantize_weight", out, w, scale, std::nullopt, options, true, stream, "w"));
 }
 
 void dequantize(const TensorView& out, const TensorView& in, const TensorView& scale,

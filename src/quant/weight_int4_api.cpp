@@ -106,21 +106,20 @@ void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
     auto* scales = reinterpret_cast<float*>(row_ptr(scale, row));
     auto* offsets = reinterpret_cast<float*>(row_ptr(offset, row));
     for (int64_t g = 0; g < groups; ++g) {
-      Stats stats;
+      MinMax stats;
       for (int64_t i = g * group_size; i < (g + 1) * group_size; ++i) {
         stats.add(detail::load_float(w.data(), row * w_stride + i, w.dtype()));
       }
-      // w ≈ q·scale + offset with q ∈ [0, 15]: offset = min, scale = (max − min) / 15.
-      const float s = nonzero_scale(div(sub(stats.max, stats.min), 15.0f));
+      // w ≈ q·scale + offset with q ∈ [0, 15]: offset = lo, scale = (hi − lo) / 15.
+      const float s = usable_scale(div(sub(stats.hi, stats.lo), 15.0f));
+      const float inv_scale = reciprocal(s);
       scales[g] = s;
-      offsets[g] = stats.min;
+      offsets[g] = stats.lo;
       for (int64_t i = g * group_size; i < (g + 1) * group_size; i += 2) {
         uint8_t q[2];
         for (int e = 0; e < 2; ++e) {
           const float x = detail::load_float(w.data(), row * w_stride + i + e, w.dtype());
-          float v = round_even(div(sub(x, stats.min), s));
-          v = v != v ? 0.0f : std::min(15.0f, std::max(0.0f, v));
-          q[e] = static_cast<uint8_t>(v);
+          q[e] = static_cast<uint8_t>(std::clamp(round_to_int32(mul(sub(x, stats.lo), inv_scale)), 0, 15));
         }
         packed[i / 2] = static_cast<uint8_t>(q[0] | (q[1] << 4));
       }

@@ -83,8 +83,79 @@ TEST(QuantCpu, NonFiniteInputs) {
   EXPECT_EQ(f8[0], 0x7e);          // 448
   EXPECT_EQ(f8[1], 0x7e);          // +Inf saturates
   EXPECT_EQ(f8[2], 0xfe);          // −Inf saturates
-  EXPECT_EQ(f8[3] & 0x7f, 0x7f);   // NaN stays NaN
+  EXPECT_EQ(f8[3], 0x7f);          // NaN → the fp8 NaN code 0x7f
   EXPECT_EQ(numeric::fp8e4m3_bits_to_float(f8[4]), -224.0f);
+}
+
+TEST(QuantCpu, NaNQuantizesToTheZeroPointAndDequantizesToCanonicalNaN) {
+  const float nan = std::nanf(""), neg_nan = -std::nanf("");
+  std::vector<float> x{-1.0f, nan, 1.55f, neg_nan};
+  std::vector<int8_t> q(4);
+  float scale;
+  int32_t azp;
+  quantize(TensorView(q.data(), DType::kInt8, {1, 4}), TensorView(&scale, DType::kFloat32, {1}),
+           TensorView(&azp, DType::kInt32, {1}), TensorView(x.data(), DType::kFloat32, {1, 4}), per_token(false));
+  EXPECT_EQ(q[1], azp);  // NaN → the code of 0
+  EXPECT_EQ(q[3], azp);
+  // fp8: both NaNs → 0x7f; dequantized, NaN codes give the canonical quiet NaN.
+  std::vector<uint8_t> f8(4);
+  quantize(TensorView(f8.data(), DType::kFloat8E4M3, {1, 4}), TensorView(&scale, DType::kFloat32, {1}),
+           std::nullopt, TensorView(x.data(), DType::kFloat32, {1, 4}), per_token());
+  EXPECT_EQ(f8[1], 0x7f);
+  EXPECT_EQ(f8[3], 0x7f);
+  f8[0] = 0xff;  // the negative NaN code, as another producer may write it
+  std::vector<uint16_t> bf16(4);
+  std::vector<float> f32(4);
+  dequantize(TensorView(bf16.data(), DType::kBFloat16, {1, 4}), TensorView(f8.data(), DType::kFloat8E4M3, {1, 4}),
+             TensorView(&scale, DType::kFloat32, {1}), std::nullopt, per_token());
+  dequantize(TensorView(f32.data(), DType::kFloat32, {1, 4}), TensorView(f8.data(), DType::kFloat8E4M3, {1, 4}),
+             TensorView(&scale, DType::kFloat32, {1}), std::nullopt, per_token());
+  for (int i : {0, 1, 3}) {
+    EXPECT_EQ(bf16[i], 0x7fc0) << i;
+    EXPECT_EQ(numeric::float_bits(f32[i]), 0x7fc00000u) << i;
+  }
+}
+
+TEST(QuantCpu, CodesUseTheReciprocalOfTheScale) {
+  // q = rne(x · fl(1/s)), not rne(x / s): with s = 7, 45.5 / 7 = 6.5 rounds to
+  // 6 but 45.5 · fl(1/7) = 6.5000005 rounds to 7 (still half a step from x).
+  std::vector<float> x{45.5f, -45.5f, 10.5f};
+  std::vector<int8_t> q(3);
+  float scale = 7.0f;
+  QuantOptions o;
+  o.mode = QuantMode::kStaticPerTensor;
+  quantize(TensorView(q.data(), DType::kInt8, {1, 3}), TensorView(&scale, DType::kFloat32, {1}), std::nullopt,
+           TensorView(x.data(), DType::kFloat32, {1, 3}), o);
+  const float inv = 1.0f / 7.0f;
+  EXPECT_EQ(q, (std::vector<int8_t>{7, -7, static_cast<int8_t>(std::nearbyint(10.5f * inv))}));
+}
+
+TEST(QuantCpu, TinyScalesStayInvertible) {
+  // amax = 1e-39 (subnormal): amax/127 is subnormal and 1/s would overflow;
+  // the scale is raised to 2^-126, the codes stay finite and ordered.
+  std::vector<float> x{1e-39f, -5e-40f, 0.0f};
+  std::vector<int8_t> q(3);
+  float scale;
+  quantize(TensorView(q.data(), DType::kInt8, {1, 3}), TensorView(&scale, DType::kFloat32, {1}), std::nullopt,
+           TensorView(x.data(), DType::kFloat32, {1, 3}), per_token());
+  EXPECT_EQ(scale, std::ldexp(1.0f, -126));
+  EXPECT_EQ(q[0], static_cast<int8_t>(std::nearbyint(1e-39 / std::ldexp(1.0, -126))));
+  EXPECT_EQ(q[2], 0);
+}
+
+TEST(QuantCpu, LargeStaticZeroPointsClampWithoutOverflow) {
+  // clamp(rne(x/s) + z, −128, 127) exactly, saturated products included, for |z| ≤ 2^30.
+  std::vector<float> x{1e30f, -1e30f, 0.0f, 5.0f};
+  float scale = 1.0f;
+  QuantOptions o;
+  o.mode = QuantMode::kStaticPerTensor;
+  for (int32_t z : {-(1 << 30), -1000, 1000, 1 << 30}) {
+    std::vector<int8_t> q(4);
+    quantize(TensorView(q.data(), DType::kInt8, {1, 4}), TensorView(&scale, DType::kFloat32, {1}),
+             TensorView(&z, DType::kInt32, {1}), TensorView(x.data(), DType::kFloat32, {1, 4}), o);
+    const int8_t shifted = z < 0 ? -128 : 127;  // 0 + z and 5 + z
+    EXPECT_EQ(q, (std::vector<int8_t>{127, -128, shifted, shifted})) << "z=" << z;
+  }
 }
 
 TEST(QuantCpu, StaticPerTensorSaturatesAndAddsZeroPoint) {
@@ -116,14 +187,17 @@ TEST_P(QuantCpuRoundTrip, WithinHalfAStep) {
       const double scale = b.scale[s];
       ASSERT_TRUE(std::isfinite(scale) && scale > 0) << c.name() << " row " << r;
       const double x = b.input(r, i);
-      const double back = detail::load_float(b.dequantized.data(), r * c.hidden + i, c.in);
+      if (!std::isfinite(x)) continue;  // NonFiniteInputs checks these
+      const double back = b.output(r, i);
       const double shifted = x / scale + (b.azp.empty() ? 0 : b.azp[s]);
       if (c.options.mode == QuantMode::kStaticPerTensor && std::fabs(shifted) > range - 2) continue;  // saturated
-      // Half a step of the int8 grid, or half an fp8 ulp at x/s (plus its subnormal floor),
-      // plus the rounding of the dequantized value into the input dtype.
+      // Half a step of the int8 grid, or half an fp8 ulp at x/s (plus its
+      // subnormal floor); x·(1/s) is within 2^-15 (|x/s| ≤ 256: two fp32
+      // roundings) of x/s; then the rounding of the dequantized value into
+      // the input dtype.
       double step = c.quant == DType::kInt8 ? 0.5 * scale
                                             : scale * (std::ldexp(std::fabs(x / scale), -4) + std::ldexp(1.0, -10));
-      step = step * (1 + 1e-6) + unit_roundoff(c.in) * std::fabs(back) + subnormal_spacing(c.in);
+      step += scale * std::ldexp(1.0, -15) + unit_roundoff(c.in) * std::fabs(back) + subnormal_spacing(c.in);
       if (!(std::fabs(back - x) <= step)) {
         if (bad++ < 5) ADD_FAILURE() << c.name() << " [" << r << "," << i << "] x=" << x << " back=" << back << " scale=" << scale;
       }
@@ -148,6 +222,9 @@ std::vector<QuantCase> round_trip_cases() {
           c.options.narrow_range = variant == 4;
           c.options.group_size = variant == 2 ? 32 : variant == 3 ? 64 : 128;
           c.scale_col_major = variant == 3;
+          c.specials = variant == 1 || variant == 2;
+          c.row_pad = variant == 3 ? 5 : 0;
+          c.offset = variant == 4 ? 3 : 0;
           if (c.options.mode == QuantMode::kDynamicPerGroup && c.hidden % c.options.group_size != 0) {
             c.options.group_size = c.hidden;  // the whole row as one group
           }
@@ -215,6 +292,32 @@ TEST(QuantCpu, AsymmetricActivationsThroughScaledMmAzp) {
     }
   }
   EXPECT_LT(std::sqrt(err2 / ref2), 0.02);
+}
+
+TEST(QuantCpu, QuantizeWeightPerChannelAndPerGroup) {
+  // quantize_weight is quantize in its dynamic symmetric modes, narrow range by default.
+  const int64_t n = 6, k = 256;
+  auto rng = make_rng();
+  auto w = random_float(rng, n * k, -0.3f, 0.2f);
+  for (int group : {0, 32, 128}) {
+    const int64_t groups = group == 0 ? 1 : k / group;
+    std::vector<int8_t> q(n * k), expected_q(n * k);
+    std::vector<float> scale(n * groups), expected_scale(n * groups);
+    const TensorView scale_v = group == 0 ? TensorView(scale.data(), DType::kFloat32, {n})
+                                          : TensorView(scale.data(), DType::kFloat32, {n, groups});
+    quantize_weight(TensorView(q.data(), DType::kInt8, {n, k}), scale_v, TensorView(w.data(), DType::kFloat32, {n, k}), group);
+    QuantOptions o;
+    o.mode = group == 0 ? QuantMode::kDynamicPerToken : QuantMode::kDynamicPerGroup;
+    o.group_size = group;
+    o.narrow_range = true;
+    const TensorView expected_scale_v = group == 0 ? TensorView(expected_scale.data(), DType::kFloat32, {n})
+                                                   : TensorView(expected_scale.data(), DType::kFloat32, {n, groups});
+    quantize(TensorView(expected_q.data(), DType::kInt8, {n, k}), expected_scale_v, std::nullopt,
+             TensorView(w.data(), DType::kFloat32, {n, k}), o);
+    EXPECT_EQ(q, expected_q) << group;
+    EXPECT_EQ(scale, expected_scale) << group;
+    for (auto v : q) ASSERT_GE(v, -127);
+  }
 }
 
 TEST(QuantCpu, PackInt4NibbleOrder) {

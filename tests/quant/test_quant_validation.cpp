@@ -146,6 +146,22 @@ TEST(QuantValidation, DequantizeRejections) {
   }, ErrorKind::kValue, {"symmetric only"});
 }
 
+TEST(QuantValidation, QuantizeWeightRejections) {
+  std::vector<float> w(8 * 64, 0.5f);
+  std::vector<int8_t> q(8 * 64, 42);
+  std::vector<float> scale(8 * 2);
+  const TensorView w_v(w.data(), DType::kFloat32, {8, 64}), q_v(q.data(), DType::kInt8, {8, 64});
+  expect_error([&] { quantize_weight(q_v, TensorView(scale.data(), DType::kFloat32, {7}), w_v); },
+               ErrorKind::kValue, {"scale", "T=8", "[7]"});
+  expect_error([&] { quantize_weight(q_v, TensorView(scale.data(), DType::kFloat32, {8, 2}), w_v, 48); },
+               ErrorKind::kValue, {"group_size", "divisor of H=64", "48"});
+  expect_error([&] { quantize_weight(q_v, TensorView(scale.data(), DType::kFloat32, {8}), TensorView(q.data(), DType::kInt8, {8, 64})); },
+               ErrorKind::kType, {"w", "fp32, fp16 or bf16", "int8"});
+  expect_error([&] { quantize_weight(q_v, TensorView(scale.data(), DType::kFloat32, {8}), TensorView(w.data(), DType::kFloat32, {8, 32})); },
+               ErrorKind::kValue, {"out", "[T=8, H=32]"});
+  for (auto v : q) ASSERT_EQ(v, 42);
+}
+
 TEST(QuantValidation, Int4Helpers) {
   std::vector<uint8_t> values(2 * 8, 3), packed(2 * 4);
   values[5] = 16;

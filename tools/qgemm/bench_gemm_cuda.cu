@@ -1,53 +1,286 @@
-// GPU part of `qgemm bench gemm`: qgemm int8 / fp8 scaled_mm against the
-// peers an engine would otherwise use, all timed in the same process.
+// GPU part of `qgemm bench gemm`: qgemm int8 / fp8 scaled_mm (per-token and
+// per-channel scales, bias, bf16 out) against the peers an engine would
+// otherwise use (gemm_peers_cuda.h), all timed in the same process with CUDA
+// events (warm-up, median of ≥ 50 runs), random data, inputs rotated so the
+// working set exceeds L2, and the device copy bandwidth measured first.
+//
+// Timing: each run is preceded by a 30 µs spin kernel, so the two events
+// and the launch between them are queued before the GPU reaches them: the
+// interval is the kernel's device time, not the host's launch overhead
+// (which otherwise dominates at small M, where kernels take ~10 µs).
+//
+// Options: --shapes MxNxK,... (default: the issue's grid), --runs N (50),
+// --warmup N (10), --sweep (also time every qgemm kernel config on every
+// shape, to tune dispatch_table.h), --no-peers, --json FILE.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "cuda_bench.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm_peers_cuda.h"
 #include "qgemm/gemm.h"
 
 namespace qgemm::tools {
+namespace {
+
+using detail::GemmKernel;
+
+std::vector<std::vector<int64_t>> default_shapes() {
+  const int64_t ms[] = {1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  const int64_t nks[][2] = {{6144, 4096},  {4096, 4096}, {28672, 4096}, {4096, 14336},
+                            {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& nk : nks)
+    for (int64_t m : ms) shapes.push_back({m, nk[0], nk[1]});  // 8192³ is M=8192 of (8192, 8192)
+  return shapes;
+}
+
+std::string shape_name(int64_t m, int64_t n, int64_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// Buffers of one shape: `sets` rotated copies of A and B (sized for bf16, the
+// widest input), one output, scales and bias.
+struct ShapeBuffers {
+  int64_t m, n, k;
+  int sets;
+  cuda::DeviceBuffer a, b, out, acc, scale_a, scale_b, bias, scalar_a, scalar_b;
+  ShapeBuffers(int64_t m_, int64_t n_, int64_t k_, cudaStream_t stream)
+      : m(m_), n(n_), k(k_), sets(cuda::rotation_sets(static_cast<size_t>(m_ * k_ + n_ * k_) * 2)),
+        a(m_ * k_ * 2 * sets), b(n_ * k_ * 2 * sets), out(m_ * n_ * 2), acc(m_ * n_ * 4),
+        scale_a(m_ * 4), scale_b(n_ * 4), bias(n_ * 2), scalar_a(4), scalar_b(4) {
+    cuda::fill_random(scale_a.get(), DType::kFloat32, m, 1e-3, 1e-2, 3, stream);
+    cuda::fill_random(scale_b.get(), DType::kFloat32, n, 1e-3, 1e-2, 4, stream);
+    cuda::fill_random(bias.get(), DType::kBFloat16, n, -1, 1, 5, stream);
+    cuda::fill_random(scalar_a.get(), DType::kFloat32, 1, 1e-2, 2e-2, 6, stream);
+    cuda::fill_random(scalar_b.get(), DType::kFloat32, 1, 1e-2, 2e-2, 7, stream);
+  }
+  // Random inputs of `dtype` in every rotated set.
+  void fill_inputs(DType dtype, cudaStream_t stream) {
+    const size_t a_count = m * k * sets, b_count = n * k * sets;
+    const double lo = dtype == DType::kInt8 ? -128 : -2, hi = dtype == DType::kInt8 ? 127 : 2;
+    cuda::fill_random(a.get(), dtype, a_count, lo, hi, 11, stream);
+    cuda::fill_random(b.get(), dtype, b_count, lo, hi, 12, stream);
+  }
+  const uint8_t* a_set(int i, size_t elem) const { return a.as<uint8_t>() + (i % sets) * m * k * elem; }
+  const uint8_t* b_set(int i, size_t elem) const { return b.as<uint8_t>() + (i % sets) * n * k * elem; }
+};
+
+// Busy-waits `ns` nanoseconds on the GPU (one thread).
+__global__ void spin_kernel(uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+// cuda::time_cuda with a spin kernel ahead of each timed run (see above).
+TimingStats time_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  std::vector<cudaEvent_t> events(2 * runs);
+  for (auto& e : events) cuda::check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < runs; ++i) {
+    spin_kernel<<<1, 1, 0, stream>>>(30000);
+    cuda::check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
+    launch(warmup + i);
+    cuda::check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
+  }
+  cuda::check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  cuda::check(cudaGetLastError(), "timed launches");
+  std::vector<double> samples(runs);
+  for (int i = 0; i < runs; ++i) {
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
+    samples[i] = ms * 1e3;
+  }
+  for (auto& e : events) cudaEventDestroy(e);
+  return summarize(samples);
+}
+
+struct Context {
+  const Options& options;
+  BenchReport& report;
+  cudaStream_t stream;
+  int warmup, runs;
+  double copy_gbps;
+  double bf16_us = 0;  // cuBLAS bf16 time of the current shape (timed first)
+};
+
+void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, const TimingStats& stats,
+                double bytes, std::map<std::string, double> extra = {}) {
+  BenchRecord r;
+  r.op = "scaled_mm";
+  r.impl = impl;
+  r.shape = shape_name(s.m, s.n, s.k);
+  r.device = "cuda";
+  r.median_us = stats.median_us;
+  r.min_us = stats.min_us;
+  r.runs = stats.runs;
+  r.ops = 2.0 * s.m * s.n * s.k;
+  r.bytes = bytes;
+  r.extra = std::move(extra);
+  r.extra["tops"] = r.ops / (stats.median_us * 1e6);
+  // Weight bytes per second as a fraction of the measured copy bandwidth:
+  // the figure of merit where the GEMM is bandwidth-bound (small M).
+  const double weight_bytes = static_cast<double>(s.n * s.k) * (impl.find("bf16") != std::string::npos ? 2 : 1);
+  if (ctx.bf16_us > 0) r.extra["speedup_vs_cublas_bf16"] = ctx.bf16_us / stats.median_us;
+  r.extra["weight_bw_fraction"] = weight_bytes / (stats.median_us * 1e3) / ctx.copy_gbps;
+  ctx.report.add(r);
+}
+
+// qgemm scaled_mm with per-token / per-channel scales and bias, bf16 out; with
+// `kernel`, that kernel forced (the sweep), else the dispatcher's choice.
+void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel) {
+  const Device gpu = Device::cuda(0);
+  detail::ScaledMmArgs args;
+  args.m = s.m, args.n = s.n, args.k = s.k;
+  args.input_dtype = input;
+  args.out_dtype = DType::kBFloat16;
+  args.lda = s.k, args.ldb = s.k, args.ldo = s.n;
+  args.out = s.out.get();
+  args.scale_a = s.scale_a.as<float>(), args.scale_a_per_token = true;
+  args.scale_b = s.scale_b.as<float>(), args.scale_b_per_channel = true;
+  args.bias = s.bias.get();
+  args.device = gpu;
+  args.stream = ctx.stream;
+  args.a = s.a_set(0, 1), args.b = s.b_set(0, 1);
+  if (kernel != nullptr && !detail::scaled_mm_cuda_with(args, *kernel)) return;  // cannot take it
+  const GemmKernel chosen = kernel ? *kernel : detail::scaled_mm_cuda_kernel(args);
+
+  const TensorView out(s.out.get(), DType::kBFloat16, {s.m, s.n}, gpu);
+  const TensorView sa(s.scale_a.get(), DType::kFloat32, {s.m, 1}, gpu);
+  const TensorView sb(s.scale_b.get(), DType::kFloat32, {1, s.n}, gpu);
+  const TensorView bias(s.bias.get(), DType::kBFloat16, {s.n}, gpu);
+  const auto stats = time_device(
+      [&](int i) {
+        if (kernel != nullptr) {
+          args.a = s.a_set(i, 1), args.b = s.b_set(i, 1);
+          detail::scaled_mm_cuda_with(args, *kernel);
+          return;
+        }
+        const TensorView a(s.a_set(i, 1), input, {s.m, s.k}, gpu);
+        const auto b = TensorView::strided(s.b_set(i, 1), input, {s.k, s.n}, {1, s.k}, gpu);
+        scaled_mm(out, a, b, sa, sb, bias, ctx.stream);
+      },
+      ctx.stream, ctx.warmup, ctx.runs);
+  const std::string base = input == DType::kInt8 ? "qgemm-int8" : "qgemm-fp8";
+  const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base;
+  add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + 8 * s.n),
+             {{"kernel", static_cast<double>(chosen)}});
+}
+
+struct Handles {
+  cublasHandle_t blas = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  cuda::DeviceBuffer workspace{size_t(64) << 20};
+  explicit Handles(cudaStream_t stream) {
+    cuda::check_cublas(cublasCreate(&blas), "cublasCreate");
+    cuda::check_cublas(cublasSetStream(blas, stream), "cublasSetStream");
+    cuda::check_cublas(cublasSetWorkspace(blas, workspace.get(), workspace.bytes()), "cublasSetWorkspace");
+    cuda::check_cublas(cublasLtCreate(&lt), "cublasLtCreate");
+  }
+  ~Handles() {
+    cublasLtDestroy(lt);
+    cublasDestroy(blas);
+  }
+};
+
+void bench_peers_int8(Context& ctx, ShapeBuffers& s, Handles& h) {
+  cuda::LtMatmul lt(h.lt, cuda::LtMatmul::Kind::kInt8ToInt32, s.m, s.n, s.k, h.workspace.get(), h.workspace.bytes());
+  if (!lt.ok()) {
+    std::fprintf(stderr, "cuBLASLt int8: no algorithm for %s\n", shape_name(s.m, s.n, s.k).c_str());
+    return;
+  }
+  const auto alone = time_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.acc.get(), ctx.stream); },
+                                     ctx.stream, ctx.warmup, ctx.runs);
+  add_record(ctx, s, "cublaslt-int8", alone, double(s.m * s.k + s.n * s.k + 4 * s.m * s.n));
+  const auto unfused = time_device(
+      [&](int i) {
+        lt.run(s.a_set(i, 1), s.b_set(i, 1), s.acc.get(), ctx.stream);
+        cuda::dequant_epilogue_bf16(s.acc.as<int32_t>(), s.scale_a.as<float>(), s.scale_b.as<float>(), s.bias.get(),
+                                    s.out.get(), s.m, s.n, ctx.stream);
+      },
+      ctx.stream, ctx.warmup, ctx.runs);
+  add_record(ctx, s, "cublaslt-int8+epilogue", unfused,
+             double(s.m * s.k + s.n * s.k + 4 * s.m * s.n * 2 + 2 * s.m * s.n));
+}
+
+void bench_peer_fp8(Context& ctx, ShapeBuffers& s, Handles& h, bool fast_accum) {
+  cuda::LtMatmul lt(h.lt, cuda::LtMatmul::Kind::kFp8ToBf16, s.m, s.n, s.k, h.workspace.get(), h.workspace.bytes(),
+                    s.scalar_a.as<float>(), s.scalar_b.as<float>(), fast_accum);
+  if (!lt.ok()) {
+    std::fprintf(stderr, "cuBLASLt fp8: no algorithm for %s\n", shape_name(s.m, s.n, s.k).c_str());
+    return;
+  }
+  const auto stats = time_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.out.get(), ctx.stream); },
+                                     ctx.stream, ctx.warmup, ctx.runs);
+  add_record(ctx, s, fast_accum ? "cublaslt-fp8-fastaccum" : "cublaslt-fp8", stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n));
+}
+
+void bench_peer_bf16(Context& ctx, ShapeBuffers& s, Handles& h) {
+  const auto stats = time_device(
+      [&](int i) { cuda::cublas_bf16_gemm(h.blas, s.m, s.n, s.k, s.a_set(i, 2), s.b_set(i, 2), s.out.get()); },
+      ctx.stream, ctx.warmup, ctx.runs);
+  ctx.bf16_us = stats.median_us;
+  add_record(ctx, s, "cublas-bf16", stats, double(2 * (s.m * s.k + s.n * s.k + s.m * s.n)));
+}
+
+}  // namespace
 
 void bench_gemm_cuda(const Options& options, BenchReport& report) {
   report.set_device_name(cuda::device_name(0));
-  const auto shapes = options.get_shapes("shapes", {{8192, 8192, 8192}, {16, 8192, 8192}});
-  cudaStream_t stream = nullptr;
-  for (const auto& s : shapes) {
-    const int64_t m = s[0], n = s[1], k = s[2];
-    const size_t set_bytes = m * k + n * k;
-    const int sets = cuda::rotation_sets(set_bytes);
-    cuda::DeviceBuffer a(m * k * sets), b(n * k * sets), out(m * n * 2), sa(m * 4), sb(n * 4), bias(n * 2);
-    cuda::fill_random(a.get(), DType::kInt8, m * k * sets, -128, 127, 1, stream);
-    cuda::fill_random(b.get(), DType::kInt8, n * k * sets, -128, 127, 2, stream);
-    cuda::fill_random(sa.get(), DType::kFloat32, m, 1e-3, 1e-2, 3, stream);
-    cuda::fill_random(sb.get(), DType::kFloat32, n, 1e-3, 1e-2, 4, stream);
-    cuda::fill_random(bias.get(), DType::kBFloat16, n, -1, 1, 5, stream);
-    const Device dev = Device::cuda(0);
-    const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, dev);
-    const TensorView sa_v(sa.get(), DType::kFloat32, {m}, dev);
-    const TensorView sb_v(sb.get(), DType::kFloat32, {n}, dev);
-    const TensorView bias_v(bias.get(), DType::kBFloat16, {n}, dev);
-    const auto stats = cuda::time_cuda(
-        [&](int i) {
-          const int set = i % sets;
-          const TensorView a_v(a.as<int8_t>() + set * m * k, DType::kInt8, {m, k}, dev);
-          const auto b_v = TensorView::strided(b.as<int8_t>() + set * n * k, DType::kInt8, {k, n}, {1, k}, dev);
-          scaled_mm(out_v, a_v, b_v, sa_v, sb_v, bias_v, stream);
-        },
-        stream, options.get_int("warmup", 10), options.get_int("runs", 50));
-    BenchRecord r;
-    r.op = "scaled_mm";
-    r.impl = "qgemm-int8";
-    r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    r.device = "cuda";
-    r.median_us = stats.median_us;
-    r.min_us = stats.min_us;
-    r.runs = stats.runs;
-    r.ops = 2.0 * m * n * k;
-    r.bytes = static_cast<double>(m * k + n * k + 2 * m * n);
-    report.add(r);
+  cudaStream_t stream;
+  cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  Context ctx{options, report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
+  ctx.copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
+  BenchRecord copy;
+  copy.op = "copy";
+  copy.impl = "cudaMemcpy-d2d";
+  copy.shape = "1GiB";
+  copy.device = "cuda";
+  copy.bytes = 2.0 * (size_t(1) << 30);
+  copy.median_us = copy.bytes / (ctx.copy_gbps * 1e3);
+  copy.runs = 20;
+  copy.extra["gbps"] = ctx.copy_gbps;
+  report.add(copy);
+
+  const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
+  Handles handles(stream);
+  const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny, GemmKernel::kSm90Narrow, GemmKernel::kSm90Square,
+                                      GemmKernel::kSm90Wide, GemmKernel::kSm80Small, GemmKernel::kSm80Large};
+  for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
+    if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
+    ShapeBuffers s(shape[0], shape[1], shape[2], stream);
+    ctx.bf16_us = 0;
+    if (peers) {  // first, so every record of the shape can carry its speedup
+      s.fill_inputs(DType::kBFloat16, stream);
+      bench_peer_bf16(ctx, s, handles);
+    }
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      s.fill_inputs(input, stream);
+      bench_qgemm(ctx, s, input, nullptr);
+      if (sweep) {
+        for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
+      }
+      if (peers && input == DType::kInt8) bench_peers_int8(ctx, s, handles);
+      if (peers && input != DType::kInt8) {
+        bench_peer_fp8(ctx, s, handles, false);
+        bench_peer_fp8(ctx, s, handles, true);
+      }
+    }
+    cuda::check(cudaStreamSynchronize(stream), "bench shape");
+    std::fprintf(stderr, "%s done\n", shape_name(s.m, s.n, s.k).c_str());
   }
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace qgemm::tools

@@ -1,12 +1,21 @@
-// `qgemm bench quant` (GPU): quantize / dequantize kernels at the issue's
-// shapes, as a fraction of the device copy bandwidth measured in the same
-// run, against an "unfused" peer: the separate kernels an eager framework
-// launches (a row-amax reduction, then one elementwise quantize pass).
-#include <cuda_bf16.h>
-
+// `qgemm bench quant`, GPU part: every quantize / dequantize variant at the
+// issue's shapes (bf16 activations), with
+//   median_us        CUDA events around each call (host launch included, what
+//                    an eager caller sees: cuda::time_cuda);
+//   device_us        the same launches queued behind a spin kernel, so the
+//                    events measure device time only (small-shape latency);
+//   frac_of_copy_bw  (bytes read + written) / device_us as a fraction of the
+//                    1 GiB device copy bandwidth measured in the same run;
+//   frac_of_same_size_copy  … of a cudaMemcpy moving the same bytes;
+//   speedup_vs_eager_composite  device time of the PyTorch-eager style peer
+//                    (bench_quant_peers.cuh) over qgemm's.
+// The unfused amax + quantize pair is timed for the per-token int8 case.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_quant_peers.cuh"
 #include "commands.h"
 #include "cuda_bench.h"
 #include "qgemm/quant.h"
@@ -14,31 +23,7 @@
 namespace qgemm::tools {
 namespace {
 
-// Peer kernel 1: amax of each bf16 row into fp32 (what torch's amax(dim=-1) does).
-__global__ void row_amax_kernel(const __nv_bfloat16* x, float* amax, int64_t hidden) {
-  float m = 0.0f;
-  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
-    m = fmaxf(m, fabsf(__bfloat162float(x[blockIdx.x * hidden + i])));
-  }
-  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  __shared__ float part[32];
-  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = m;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (unsigned w = 1; w < blockDim.x / 32; ++w) m = fmaxf(m, part[w]);
-    amax[blockIdx.x] = m / 127.0f;
-  }
-}
-
-// Peer kernel 2: elementwise divide, round, clamp, cast.
-__global__ void quantize_elementwise_kernel(const __nv_bfloat16* x, const float* scale, int8_t* q,
-                                            int64_t hidden, int64_t total) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float s = scale[i / hidden];
-    q[i] = static_cast<int8_t>(fminf(fmaxf(rintf(__bfloat162float(x[i]) / (s > 0 ? s : 1.0f)), -128.0f), 127.0f));
-  }
-}
+using quant_peers::EagerOp;
 
 struct Variant {
   const char* impl;
@@ -46,6 +31,32 @@ struct Variant {
   DType quant;
   bool symmetric;
   bool dequantize;
+  bool scale_col_major;
+  EagerOp peer;
+};
+
+// The variants and their eager peers; per-group is group_size 128.
+const Variant kVariants[] = {
+    {"qgemm-token-int8", QuantMode::kDynamicPerToken, DType::kInt8, true, false, false, EagerOp::kTokenInt8},
+    {"qgemm-token-int8-asym", QuantMode::kDynamicPerToken, DType::kInt8, false, false, false, EagerOp::kTokenInt8Asym},
+    {"qgemm-token-fp8", QuantMode::kDynamicPerToken, DType::kFloat8E4M3, true, false, false, EagerOp::kTokenFp8},
+    {"qgemm-group128-int8", QuantMode::kDynamicPerGroup, DType::kInt8, true, false, false, EagerOp::kGroupInt8},
+    {"qgemm-group128-int8-colmajor", QuantMode::kDynamicPerGroup, DType::kInt8, true, false, true, EagerOp::kGroupInt8},
+    {"qgemm-static-int8", QuantMode::kStaticPerTensor, DType::kInt8, true, false, false, EagerOp::kStaticInt8},
+    {"qgemm-dequant-token-int8", QuantMode::kDynamicPerToken, DType::kInt8, true, true, false, EagerOp::kDequantInt8},
+};
+constexpr int kGroup = 128;
+
+// Device time: the timed launches (and their events) are queued behind a
+// spin kernel that outlasts their host-side enqueueing, then run back to back.
+TimingStats time_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  quant_peers::spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
+  return cuda::time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);
+}
+
+struct Shape {
+  int64_t tokens, hidden;
 };
 
 }  // namespace
@@ -56,71 +67,92 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 100);
   const double copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
   const Device gpu = Device::cuda(0);
-  const auto shapes = options.get_shapes("shapes", {{1, 4096}, {16, 4096}, {256, 4096}, {4096, 4096}, {16384, 8192}});
-  const Variant variants[] = {
-      {"qgemm-token-int8", QuantMode::kDynamicPerToken, DType::kInt8, true, false},
-      {"qgemm-token-int8-asym", QuantMode::kDynamicPerToken, DType::kInt8, false, false},
-      {"qgemm-token-fp8", QuantMode::kDynamicPerToken, DType::kFloat8E4M3, true, false},
-      {"qgemm-group128-int8", QuantMode::kDynamicPerGroup, DType::kInt8, true, false},
-      {"qgemm-static-int8", QuantMode::kStaticPerTensor, DType::kInt8, true, false},
-      {"qgemm-dequant-token-int8", QuantMode::kDynamicPerToken, DType::kInt8, true, true},
-  };
-  for (const auto& s : shapes) {
-    const int64_t t = s[0], h = s[1];
+  std::vector<Shape> shapes;
+  for (const auto& s : options.get_shapes("shapes", {{1, 4096}, {16, 4096}, {256, 4096}, {4096, 4096}, {16384, 8192}})) {
+    shapes.push_back({s[0], s[1]});
+  }
+  for (const Shape& shape_th : shapes) {
+    const int64_t t = shape_th.tokens, h = shape_th.hidden;
     const size_t x_bytes = t * h * 2, q_bytes = t * h;
     const int sets = cuda::rotation_sets(x_bytes + q_bytes);
-    cuda::DeviceBuffer x(x_bytes * sets), q(q_bytes * sets), scale(t * (h / 32) * 4 + 4), azp(t * 4 * (h / 32) + 4);
+    const int64_t max_scales = t * (h / kGroup > 0 ? h / kGroup : 1);
+    cuda::DeviceBuffer x(x_bytes * sets), q(q_bytes * sets), scale(max_scales * 4 + 16), azp(max_scales * 4 + 16),
+        workspace(quant_peers::EagerWorkspace::bytes(t, h));
+    const auto ws = quant_peers::EagerWorkspace::carve(workspace.get(), t, h);
     cuda::fill_random(x.get(), DType::kBFloat16, t * h * sets, -3, 3, 11, stream);
     cuda::fill_random(q.get(), DType::kInt8, t * h * sets, -128, 127, 12, stream);
     cuda::fill_random(scale.get(), DType::kFloat32, scale.bytes() / 4, 0.01, 0.02, 13, stream);
     cuda::fill_random(azp.get(), DType::kInt32, azp.bytes() / 4, -5, 5, 14, stream);
+    auto x_at = [&](int i) { return static_cast<uint8_t*>(x.get()) + (i % sets) * x_bytes; };
+    auto q_at = [&](int i) { return static_cast<uint8_t*>(q.get()) + (i % sets) * q_bytes; };
     const std::string shape = std::to_string(t) + "x" + std::to_string(h);
-    auto record = [&](const std::string& impl, const TimingStats& st, double bytes) {
+    // Same-size copy: bytes / 2 copied = bytes read + written (into the
+    // eager workspace, which holds 4 bytes per element).
+    auto copy_for = [&](double bytes) {
+      const auto half = static_cast<size_t>(bytes / 2);
+      const auto st = time_device(
+          [&](int i) { cuda::check(cudaMemcpyAsync(ws.f32_a, x_at(i), half, cudaMemcpyDeviceToDevice, stream), "copy"); },
+          stream, warmup, runs);
+      return 2.0 * static_cast<double>(half) / (st.median_us * 1e3);
+    };
+    auto record = [&](const std::string& impl, const TimingStats& host, const TimingStats& device, double bytes,
+                      double same_size_gbps) {
       BenchRecord r;
       r.op = "quant";
       r.impl = impl;
       r.shape = shape;
       r.device = "cuda";
-      r.median_us = st.median_us;
-      r.min_us = st.min_us;
-      r.runs = st.runs;
+      r.median_us = host.median_us;
+      r.min_us = host.min_us;
+      r.runs = host.runs;
       r.bytes = bytes;
-      r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
-      report.add(r);
+      r.extra["device_us"] = device.median_us;
+      r.extra["frac_of_copy_bw"] = bytes / (device.median_us * 1e3) / copy_gbps;
+      r.extra["frac_of_same_size_copy"] = bytes / (device.median_us * 1e3) / same_size_gbps;
+      return r;
     };
-    for (const auto& v : variants) {
+
+    for (const auto& v : kVariants) {
       QuantOptions o;
       o.mode = v.mode;
       o.symmetric = v.symmetric;
-      o.group_size = 128;
-      const int64_t scales = v.mode == QuantMode::kDynamicPerGroup ? t * (h / 128) : v.mode == QuantMode::kStaticPerTensor ? 1 : t;
-      const TensorView scale_v = v.mode == QuantMode::kDynamicPerGroup
-                                     ? TensorView(scale.get(), DType::kFloat32, {t, h / 128}, gpu)
-                                     : TensorView(scale.get(), DType::kFloat32, {scales}, gpu);
+      o.group_size = kGroup;
+      const int64_t groups = h / kGroup;
+      const int64_t scales = v.mode == QuantMode::kDynamicPerGroup ? t * groups
+                             : v.mode == QuantMode::kStaticPerTensor ? 1 : t;
+      TensorView scale_v(scale.get(), DType::kFloat32, {scales}, gpu);
+      if (v.mode == QuantMode::kDynamicPerGroup) {
+        scale_v = v.scale_col_major ? TensorView::strided(scale.get(), DType::kFloat32, {t, groups}, {1, t}, gpu)
+                                    : TensorView(scale.get(), DType::kFloat32, {t, groups}, gpu);
+      }
       std::optional<TensorView> azp_v;
       if (!v.symmetric) azp_v = TensorView(azp.get(), DType::kInt32, {t}, gpu);
-      const auto st = cuda::time_cuda(
-          [&](int i) {
-            const int set = i % sets;
-            const TensorView xv(static_cast<uint8_t*>(x.get()) + set * x_bytes, DType::kBFloat16, {t, h}, gpu);
-            const TensorView qv(static_cast<uint8_t*>(q.get()) + set * q_bytes, v.quant, {t, h}, gpu);
-            if (v.dequantize) dequantize(xv, qv, scale_v, azp_v, o, stream);
-            else quantize(qv, scale_v, azp_v, xv, o, stream);
-          },
-          stream, warmup, runs);
-      record(v.impl, st, static_cast<double>(x_bytes + q_bytes + scales * 4));
+      auto launch = [&](int i) {
+        const TensorView xv(x_at(i), DType::kBFloat16, {t, h}, gpu);
+        const TensorView qv(q_at(i), v.quant, {t, h}, gpu);
+        if (v.dequantize) dequantize(xv, qv, scale_v, azp_v, o, stream);
+        else quantize(qv, scale_v, azp_v, xv, o, stream);
+      };
+      const double bytes = static_cast<double>(x_bytes + q_bytes + scales * (v.symmetric ? 4 : 8));
+      const auto host = cuda::time_cuda(launch, stream, warmup, runs);
+      const auto device = time_device(launch, stream, warmup, runs);
+      const double same_size = copy_for(bytes);
+      BenchRecord r = record(v.impl, host, device, bytes, same_size);
+
+      const int64_t peer_group = v.mode == QuantMode::kDynamicPerGroup ? kGroup : h;
+      auto peer = [&](int i) {
+        quant_peers::eager_composite(v.peer, x_at(i), q_at(i), scale.as<float>(), t, h, peer_group, ws, stream);
+      };
+      const auto peer_host = cuda::time_cuda(peer, stream, warmup, runs);
+      const auto peer_device = time_device(peer, stream, warmup, runs);
+      r.extra["speedup_vs_eager_composite"] = peer_device.median_us / device.median_us;
+      report.add(r);
+      report.add(record(std::string("eager-composite-") + (v.impl + 6), peer_host, peer_device, bytes, same_size));
     }
-    // The unfused peer: amax kernel + elementwise kernel (reads x twice).
-    const auto st = cuda::time_cuda(
-        [&](int i) {
-          const int set = i % sets;
-          const auto* xv = reinterpret_cast<const __nv_bfloat16*>(static_cast<uint8_t*>(x.get()) + set * x_bytes);
-          auto* qv = static_cast<int8_t*>(q.get()) + set * q_bytes;
-          row_amax_kernel<<<static_cast<unsigned>(t), 256, 0, stream>>>(xv, scale.as<float>(), h);
-          quantize_elementwise_kernel<<<1024, 256, 0, stream>>>(xv, scale.as<float>(), qv, h, t * h);
-        },
-        stream, warmup, runs);
-    record("unfused-amax+quantize-int8", st, static_cast<double>(x_bytes + q_bytes + t * 4));
+    auto pair = [&](int i) { quant_peers::unfused_pair(x_at(i), q_at(i), scale.as<float>(), t, h, stream); };
+    const double pair_bytes = static_cast<double>(x_bytes + q_bytes + t * 4);
+    report.add(record("unfused-amax+quantize-int8", cuda::time_cuda(pair, stream, warmup, runs),
+                      time_device(pair, stream, warmup, runs), pair_bytes, copy_for(pair_bytes)));
   }
   BenchRecord bw;
   bw.op = "copy";
@@ -129,15 +161,6 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
   bw.device = "cuda";
   bw.extra["copy_gbps"] = copy_gbps;
   report.add(bw);
-}
-
-int cmd_bench_quant(int argc, char** argv) {
-  const Options options(argc, argv, 3);
-  BenchReport report("", command_line_string(argc, argv));
-  bench_quant_cuda(options, report);
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_quant.json"));
-  return 0;
 }
 
 }  // namespace qgemm::tools

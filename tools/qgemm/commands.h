@@ -14,8 +14,22 @@ int cmd_bench_gemm(int argc, char** argv);
 void bench_gemm_cpu(const Options& options, BenchReport& report);
 void bench_gemm_cuda(const Options& options, BenchReport& report);
 
-// `qgemm bench quant` (GPU only): bench_quant_cuda.cu.
+// `qgemm bench quant`: CPU part (bench_quant.cpp) and, in CUDA builds, the
+// GPU part with its peers (bench_quant_cuda.cu, bench_quant_peers.cu).
 int cmd_bench_quant(int argc, char** argv);
+void bench_quant_cpu(const Options& options, BenchReport& report);
 void bench_quant_cuda(const Options& options, BenchReport& report);
+
+// `qgemm bench fused`: CPU part (bench_fused.cpp) and, in CUDA builds, the
+// GPU part with the unfused peer (bench_fused_cuda.cu, bench_fused_peers.cuh).
+int cmd_bench_fused(int argc, char** argv);
+void bench_fused_cpu(const Options& options, BenchReport& report);
+void bench_fused_cuda(const Options& options, BenchReport& report);
+// `qgemm bench fused --sweep`: every launch config per shape (bench_fused_sweep.cu).
+void bench_fused_sweep_cuda(const Options& options, BenchReport& report);
+
+// `qgemm bench wonly` (GPU only): bench_wonly_cuda.cu.
+int cmd_bench_wonly(int argc, char** argv);
+void bench_wonly_cuda(const Options& options, BenchReport& report);
 
 }  // namespace qgemm::tools

@@ -17,8 +17,14 @@ void usage() {
       "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
       "             [--warmup W] [--runs R]\n"
       "                             time scaled_mm (and, on a GPU, its peers)\n"
-      "  bench quant [--shapes TxH,...] [--json FILE]\n"
-      "                             time quantize / dequantize on the GPU vs copy bandwidth");
+      "  bench quant [--device cpu|cuda|all] [--shapes TxH,...] [--json FILE]\n"
+      "             [--warmup W] [--runs R]\n"
+      "                             time quantize / dequantize (GPU: vs copy bandwidth and peers)\n"
+      "  bench fused [--device cpu|cuda] [--shapes TxH,...] [--ops name,...] [--json FILE]\n"
+      "                             time the fused norm/activation + quantize ops (GPU: vs copy\n"
+      "                             bandwidth and the unfused peer; --sweep: every launch config)\n"
+      "  bench wonly [--shapes NxK,...] [--tokens M,...] [--json FILE]\n"
+      "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU");
 }
 
 }  // namespace
@@ -36,8 +42,10 @@ int main(int argc, char** argv) {
     if (command == "bench" && argc >= 3) {
       const std::string op = argv[2];
       if (op == "gemm") return cmd_bench_gemm(argc, argv);
-#if QGEMM_WITH_CUDA
       if (op == "quant") return cmd_bench_quant(argc, argv);
+      if (op == "fused") return cmd_bench_fused(argc, argv);
+#if QGEMM_WITH_CUDA
+      if (op == "wonly") return cmd_bench_wonly(argc, argv);
 #endif
       std::fprintf(stderr, "qgemm bench: unknown op '%s'\n", op.c_str());
       return 2;

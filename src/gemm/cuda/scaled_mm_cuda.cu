@@ -1,7 +1,15 @@
 // CUDA dispatch of the scaled GEMMs: picks the kernel for the device's
-// architecture and the problem (gemm/cuda/dispatch table), falling back to the
-// portable tiled kernel for shapes the fast kernels cannot take.
+// architecture and the problem from dispatch_table.h, checks what the fast
+// kernels need (aligned pointers, leading dimensions), and falls back to the
+// portable tiled kernel for everything else — a result, never an error.
+// Nothing here allocates or synchronizes: each call enqueues one kernel.
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+
 #include "core/cuda_check.h"
+#include "gemm/cuda/dispatch_table.h"
+#include "gemm/cuda/kernels.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #include "gemm/cuda/scaled_mm_fallback.h"
 
@@ -20,11 +28,124 @@ __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t
   if (lane == 0) out[col] = static_cast<int32_t>(static_cast<uint32_t>(azp) * static_cast<uint32_t>(sum));
 }
 
+bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// What every CUTLASS kernel needs: 16-byte aligned bases and leading
+// dimensions (TMA / cp.async), N and K multiples of 16, M ≥ 2 (M = 1 is
+// the skinny kernel's or the fallback's).
+bool cutlass_can_take(const ScaledMmArgs& args) {
+  return args.m >= 2 && args.n % 16 == 0 && args.k % 16 == 0 && args.lda % 16 == 0 &&
+         args.ldb % 16 == 0 && args.ldo % 8 == 0 && aligned16(args.a) && aligned16(args.b) &&
+         aligned16(args.out);
+}
+
+struct DeviceInfo {
+  int major = 0, minor = 0, sm_count = 0;
+};
+
+DeviceInfo device_info(int device) {
+  DeviceInfo info;
+  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
+  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
+  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device));
+  return info;
+}
+
+// Runs `kernel` if it is built, fits the device and takes the arguments.
+bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& info) {
+  const bool int8 = args.input_dtype == DType::kInt8;
+  const bool bf16 = args.out_dtype == DType::kBFloat16;
+  switch (kernel) {
+    case GemmKernel::kFallback:
+      scaled_mm_fallback_cuda(args);
+      return true;
+    case GemmKernel::kSkinny:
+      if (!int8 && info.major * 10 + info.minor < 89) return false;
+      return skinny_gemm(args, info.sm_count);
+    case GemmKernel::kSm90Wide:
+    case GemmKernel::kSm90Square:
+    case GemmKernel::kSm90Narrow:
+#if QGEMM_HAS_GEMM_SM90
+      if (info.major != 9 || !cutlass_can_take(args)) return false;
+      if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
+      return bf16 ? sm90_fp8_bf16(kernel, args, info.sm_count) : sm90_fp8_fp16(kernel, args, info.sm_count);
+#else
+      return false;
+#endif
+    case GemmKernel::kSm80Large:
+    case GemmKernel::kSm80Small:
+#if QGEMM_HAS_GEMM_SM80
+      // sm_80 code runs on every later GPU (through its PTX on sm_90).
+      // Its row broadcasts load 16-byte vectors (sm80_kernel.cuh).
+      if (!int8 || info.major < 8 || !cutlass_can_take(args) || !aligned16(args.bias) ||
+          !aligned16(args.azp_adj) || (args.scale_b_per_channel && !aligned16(args.scale_b))) {
+        return false;
+      }
+      return bf16 ? sm80_int8_bf16(kernel, args) : sm80_int8_fp16(kernel, args);
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+template <size_t N>
+GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const DeviceInfo& info) {
+  for (const GemmRule& rule : rules) {
+    if (args.m <= rule.max_m && args.n >= rule.min_n) return rule.kernel;
+  }
+  (void)info;
+  return GemmKernel::kFallback;
+}
+
+// The table's choice for this problem on this device.
+GemmKernel choose(const ScaledMmArgs& args, const DeviceInfo& info) {
+  const bool int8 = args.input_dtype == DType::kInt8;
+  if (info.major == 9) return int8 ? pick(kSm90Int8Rules, args, info) : pick(kSm90Fp8Rules, args, info);
+  if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
+  if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
+  return GemmKernel::kFallback;
+}
+
 }  // namespace
+
+const char* gemm_kernel_name(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::kFallback: return "fallback";
+    case GemmKernel::kSkinny: return "skinny";
+    case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
+    case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
+    case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
+    case GemmKernel::kSm80Large: return "sm80-128x128";
+    case GemmKernel::kSm80Small: return "sm80-64x128";
+  }
+  return "?";
+}
+
+GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) {
+  const DeviceInfo info = device_info(args.device.index);
+  const GemmKernel chosen = choose(args, info);
+  if (chosen == GemmKernel::kSkinny && !(args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 &&
+                                         aligned16(args.a) && aligned16(args.b))) {
+    return GemmKernel::kFallback;
+  }
+  if (chosen != GemmKernel::kSkinny && chosen != GemmKernel::kFallback && !cutlass_can_take(args)) {
+    return GemmKernel::kFallback;
+  }
+  return chosen;
+}
+
+bool scaled_mm_cuda_with(const ScaledMmArgs& args, GemmKernel kernel) {
+  if (args.m == 0 || args.n == 0) return true;
+  CudaDeviceGuard guard(args.device);
+  return try_kernel(kernel, args, device_info(args.device.index));
+}
 
 void scaled_mm_cuda(const ScaledMmArgs& args) {
   if (args.m == 0 || args.n == 0) return;
   CudaDeviceGuard guard(args.device);
+  const DeviceInfo info = device_info(args.device.index);
+  if (try_kernel(choose(args, info), args, info)) return;
   scaled_mm_fallback_cuda(args);
 }
 

@@ -1,6 +1,6 @@
-// CPU backend of quantize / dequantize: per row (OpenMP across rows), per
-// scale group, the statistics pass then the quantize pass, with the scalar
-// formulas of quant/quant_math.h.
+// CPU backend of quantize / dequantize (the reference): per row (OpenMP
+// across rows), per scale group, the statistics pass then the quantize pass,
+// with the scalar formulas of quant/quant_math.h.
 #include "quant/cpu/quant_cpu.h"
 
 #include "gemm/cpu/output_store.h"
@@ -16,46 +16,59 @@ int64_t scale_index(const QuantArgs& a, int64_t row, int64_t group) {
 }
 
 // Statistics of elements [begin, end) of one row.
+template <typename Stats>
 Stats stats_of(const QuantArgs& a, int64_t row, int64_t begin, int64_t end) {
   Stats s;
   for (int64_t i = begin; i < end; ++i) s.add(load_float(a.in, row * a.in_stride + i, a.float_dtype));
   return s;
 }
 
-void quantize_span(const QuantArgs& a, int64_t row, int64_t begin, int64_t end, float scale,
-                   int32_t zero_point, Range range) {
+// Quantizes elements [begin, end) of one row with scale 1/inv_scale and zero point z.
+void quantize_span(const QuantArgs& a, int64_t row, int64_t begin, int64_t end, float inv_scale,
+                   int32_t zero_point) {
+  const Int8Code code = int8_code(inv_scale, zero_point, a.narrow_range);
   for (int64_t i = begin; i < end; ++i) {
     const float x = load_float(a.in, row * a.in_stride + i, a.float_dtype);
     if (a.quant_dtype == DType::kInt8) {
-      static_cast<int8_t*>(a.out)[row * a.out_stride + i] = quantize_int8(x, scale, zero_point, range);
+      static_cast<int8_t*>(a.out)[row * a.out_stride + i] = quantize_int8(x, code);
     } else {
-      static_cast<uint8_t*>(a.out)[row * a.out_stride + i] = quantize_fp8(x, scale);
+      static_cast<uint8_t*>(a.out)[row * a.out_stride + i] = quantize_fp8(x, inv_scale);
     }
   }
+}
+
+// Dynamic modes: the statistics of one group give its scale (and zero point),
+// written to the scale tensors, then its codes.
+void quantize_group(const QuantArgs& a, int64_t row, int64_t group) {
+  const int64_t begin = group * a.group_size, end = begin + a.group_size;
+  float scale;
+  int32_t zero_point = 0;
+  if (a.asymmetric) {
+    const MinMax stats = stats_of<MinMax>(a, row, begin, end);
+    scale = asymmetric_scale(stats);
+    zero_point = asymmetric_zero_point(stats, reciprocal(scale));
+    a.azp[scale_index(a, row, group)] = zero_point;
+  } else {
+    const float qmax = a.quant_dtype == DType::kFloat8E4M3 ? numeric::kFp8E4M3Max : kInt8Max;
+    scale = symmetric_scale(stats_of<AbsMax>(a, row, begin, end), qmax);
+  }
+  a.scale[scale_index(a, row, group)] = scale;
+  quantize_span(a, row, begin, end, reciprocal(scale), zero_point);
 }
 
 }  // namespace
 
 void quantize_cpu(const QuantArgs& a) {
-  const Range range = range_of(a.quant_dtype, a.narrow_range);
   if (a.mode == QuantMode::kStaticPerTensor) {
-    const float scale = a.scale[0];
+    const float inv_scale = reciprocal(a.scale[0]);
     const int32_t zero_point = a.azp != nullptr ? a.azp[0] : 0;
 #pragma omp parallel for schedule(static)
-    for (int64_t row = 0; row < a.tokens; ++row) quantize_span(a, row, 0, a.hidden, scale, zero_point, range);
+    for (int64_t row = 0; row < a.tokens; ++row) quantize_span(a, row, 0, a.hidden, inv_scale, zero_point);
     return;
   }
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < a.tokens; ++row) {
-    for (int64_t g = 0; g < a.groups; ++g) {
-      const int64_t begin = g * a.group_size, end = begin + a.group_size;
-      const Stats stats = stats_of(a, row, begin, end);
-      const float scale = a.asymmetric ? asymmetric_scale(stats) : symmetric_scale(stats, range);
-      const int32_t zero_point = a.asymmetric ? asymmetric_zero_point(stats, scale) : 0;
-      a.scale[scale_index(a, row, g)] = scale;
-      if (a.asymmetric) a.azp[scale_index(a, row, g)] = zero_point;
-      quantize_span(a, row, begin, end, scale, zero_point, range);
-    }
+    for (int64_t g = 0; g < a.groups; ++g) quantize_group(a, row, g);
   }
 }
 

@@ -1,392 +1,277 @@
-// CUDA quantize / dequantize. Memory-bound kernels, one launch per call:
+// CUDA quantize: one launch per call, one block per row (token), the scalar
+// math of quant/quant_math.h so every bit equals the CPU backend's.
 //
-//   per-token (dynamic): one block per row. When the row can be read in
-//     16-byte vectors and fits in registers (≤ kCachedVectors vectors per
-//     thread, i.e. H ≤ 32768 bf16), each thread loads its vectors once, the
-//     block reduces the statistics (amax, or min/max) and the same registers
-//     are quantized: one DRAM read of x. Otherwise pass 1 reduces and pass 2
-//     reads the row again (an L2 hit) — any H, any alignment.
-//   per-tensor (static): one block per row, a single pass.
-//   per-group (dynamic): each thread holds one 16-byte vector and the
-//     group_size / vector lanes that share a group reduce with shuffles (any
-//     alignment or group size falls back to one warp per group, scalar).
-//   dequantize: one block per row, element scale chosen by its group.
+// quantize_vectors_kernel (rows readable as 16-byte vectors): a row is
+// processed in chunks of blockDim·4 vectors; thread t owns vectors
+// t, t + B, t + 2B, t + 3B of a chunk (B = blockDim.x), all four loads issued
+// before any use (64 B in flight per thread), kept packed in registers:
 //
-// The scalar math is quant/quant_math.h, shared with the CPU backend, so the
-// results are bit-identical.
+//   row:  | v0 v1 … vB-1 | vB … v2B-1 | v2B … | v3B … v4B-1 | next chunk …
+//   owner:  t0 t1 … tB-1   t0 … tB-1    t0 …    t0 … tB-1
+//
+//   per-tensor  codes straight from the given scale;
+//   per-token   the block reduces amax (or min/max) over the row, then
+//               quantizes the registers of the first chunk (the launch sizes
+//               B so that a row of up to 4096 vectors is one chunk: x is read
+//               from DRAM once); longer rows read later chunks again;
+//   per-group   the group_size / kVec consecutive lanes holding one group
+//               (a power of two ≤ 32, aligned) reduce with shuffles: no
+//               shared memory, no barrier.
+// quantize_scalar_kernel (any H, stride, alignment or group size): the same
+// three modes one element at a time, a warp per group.
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "core/cuda_check.h"
 #include "quant/cuda/float_access.cuh"
 #include "quant/cuda/quant_cuda.h"
-#include "quant/quant_math.h"
+#include "quant/cuda/quant_reduce.cuh"
 
 namespace qgemm::detail {
 namespace {
 
-using namespace quant;
+enum class Scope { kTensor, kToken, kGroup };
 
-// Threads per block for the row kernels, by hidden size: enough threads to
-// keep 16-byte loads in flight, few enough that short rows waste little.
-//   H ≤ 1024 → 128, H ≤ 4096 → 256, larger → 512.
-int row_block_threads(int64_t hidden) { return hidden <= 1024 ? 128 : hidden <= 4096 ? 256 : 512; }
+// ---- Launch configurations -------------------------------------------------
+// Vectors per thread in quantize_vectors_kernel: 4 × 16 B in flight per
+// thread (≥ 32 KB per SM at half occupancy, what HBM3 needs to stay busy),
+// 16 registers of packed data.
+constexpr int kVectorsPerThread = 4;
+// Its block: ceil(vectors / 4) threads rounded up to a warp, within [32, 1024]
+// (1024 × 4 vectors: per-token rows up to 32768 bf16 / 16384 fp32 elements
+// are cached in registers).
+constexpr int kMinThreads = 32, kMaxThreads = 1024;
+// quantize_scalar_kernel's block by hidden size: enough threads to keep
+// loads in flight, few enough that short rows waste little.
+struct ScalarBlock {
+  int64_t max_hidden;
+  int threads;
+};
+constexpr ScalarBlock kScalarBlocks[] = {{1024, 128}, {4096, 256}, {INT64_MAX, 512}};
+// -----------------------------------------------------------------------------
 
-__device__ __forceinline__ Stats warp_reduce(Stats s) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    Stats other;
-    other.amax = __shfl_xor_sync(0xffffffffu, s.amax, offset);
-    other.min = __shfl_xor_sync(0xffffffffu, s.min, offset);
-    other.max = __shfl_xor_sync(0xffffffffu, s.max, offset);
-    s.merge(other);
-  }
-  return s;
+int vector_threads(int64_t vectors) {
+  const int64_t threads = ((vectors + kVectorsPerThread - 1) / kVectorsPerThread + 31) / 32 * 32;
+  return static_cast<int>(std::clamp<int64_t>(threads, kMinThreads, kMaxThreads));
 }
 
-// Statistics of the whole block, returned to every thread.
-__device__ Stats block_reduce(Stats s) {
-  __shared__ Stats partial[32];
-  __shared__ Stats total;
-  s = warp_reduce(s);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) partial[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    Stats t = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : Stats{};
-    t = warp_reduce(t);
-    if (lane == 0) total = t;
+int scalar_threads(int64_t hidden) {
+  for (const auto& b : kScalarBlocks) {
+    if (hidden <= b.max_hidden) return b.threads;
   }
-  __syncthreads();
-  return total;
+  return kScalarBlocks[0].threads;
 }
 
 template <bool kFp8>
-__device__ __forceinline__ uint8_t quantize_one(float x, float scale, int32_t zero_point, Range r) {
+__device__ __forceinline__ uint8_t quantize_one(float x, const quant::Int8Code& code) {
   if constexpr (kFp8) {
-    return quantize_fp8(x, scale);
+    return quant::quantize_fp8(x, code.inv_scale);
   } else {
-    return static_cast<uint8_t>(quantize_int8(x, scale, zero_point, r));
+    return static_cast<uint8_t>(quant::quantize_int8(x, code));
   }
 }
 
-// Applies fn(index, float value) over one row, vectorized when allowed.
-template <DType kIn, bool kVectorized, typename Fn>
-__device__ __forceinline__ void for_each_in_row(const typename FloatAccess<kIn>::Storage* row,
-                                                int64_t hidden, Fn fn) {
-  using A = FloatAccess<kIn>;
-  if constexpr (kVectorized) {
-    for (int64_t i = threadIdx.x * A::kVec; i < hidden; i += blockDim.x * A::kVec) {
-      float v[A::kVec];
-      load_vector<kIn>(row + i, v);
+template <DType kIn, typename Stats>
+__device__ __forceinline__ void accumulate(const RawVector& raw, Stats& stats) {
 #pragma unroll
-      for (int e = 0; e < A::kVec; ++e) fn(i + e, v[e]);
-    }
-  } else {
-    for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) fn(i, A::load(row + i));
-  }
+  for (int e = 0; e < FloatAccess<kIn>::kVec; ++e) stats.add(element<kIn>(raw, e));
 }
 
-// One block per row: per-token dynamic (kDynamic) or static per-tensor.
-template <DType kIn, bool kFp8, bool kDynamic, bool kVectorized>
-__global__ void quantize_rows_kernel(const QuantArgs a) {
-  using A = FloatAccess<kIn>;
+// Quantizes one raw vector into kVec bytes at `out` (aligned to kVec).
+template <DType kIn, bool kFp8>
+__device__ __forceinline__ void quantize_vector(const RawVector& raw, const quant::Int8Code& code, uint8_t* out) {
+  constexpr int kVec = FloatAccess<kIn>::kVec;
+  ByteVector<kVec> q;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) q.bytes[e] = quantize_one<kFp8>(element<kIn>(raw, e), code);
+  *reinterpret_cast<ByteVector<kVec>*>(out) = q;
+}
+
+template <bool kFp8>
+__device__ __forceinline__ quant::Int8Code static_code(const QuantArgs& a) {
+  return quant::int8_code(quant::reciprocal(a.scale[0]), a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
+}
+
+template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
+__global__ void __launch_bounds__(kMaxThreads) quantize_vectors_kernel(const QuantArgs a) {
+  constexpr int kVec = FloatAccess<kIn>::kVec;
+  using Stats = StatsOf<kAsymmetric>;
   const int64_t row = blockIdx.x;
-  const auto* in = static_cast<const typename A::Storage*>(a.in) + row * a.in_stride;
+  const auto* in = static_cast<const typename FloatAccess<kIn>::Storage*>(a.in) + row * a.in_stride;
   uint8_t* out = static_cast<uint8_t*>(a.out) + row * a.out_stride;
-  const Range range = range_of(kFp8 ? DType::kFloat8E4M3 : DType::kInt8, a.narrow_range);
+  const int vectors = static_cast<int>(a.hidden / kVec);
+  const int threads = static_cast<int>(blockDim.x);
+  const int chunk = threads * kVectorsPerThread;
+  const int t = static_cast<int>(threadIdx.x);
 
-  float scale;
-  int32_t zero_point = 0;
-  if constexpr (kDynamic) {
+  auto load_chunk = [&](int base, RawVector(&raw)[kVectorsPerThread]) {
+#pragma unroll
+    for (int j = 0; j < kVectorsPerThread; ++j) {
+      const int v = base + t + j * threads;
+      raw[j] = v < vectors ? load_raw(in + static_cast<int64_t>(v) * kVec) : RawVector{};
+    }
+  };
+  auto store_chunk = [&](int base, const RawVector(&raw)[kVectorsPerThread], const quant::Int8Code& code) {
+#pragma unroll
+    for (int j = 0; j < kVectorsPerThread; ++j) {
+      const int v = base + t + j * threads;
+      if (v < vectors) quantize_vector<kIn, kFp8>(raw[j], code, out + static_cast<int64_t>(v) * kVec);
+    }
+  };
+
+  if constexpr (kScope == Scope::kTensor) {
+    const quant::Int8Code code = static_code<kFp8>(a);
+    for (int base = 0; base < vectors; base += chunk) {
+      RawVector raw[kVectorsPerThread];
+      load_chunk(base, raw);
+      store_chunk(base, raw, code);
+    }
+  } else if constexpr (kScope == Scope::kToken) {
+    RawVector first[kVectorsPerThread];
+    load_chunk(0, first);
     Stats stats;
-    for_each_in_row<kIn, kVectorized>(in, a.hidden, [&](int64_t, float x) { stats.add(x); });
-    stats = block_reduce(stats);
-    scale = a.asymmetric ? asymmetric_scale(stats) : symmetric_scale(stats, range);
-    if (a.asymmetric) zero_point = asymmetric_zero_point(stats, scale);
-    if (threadIdx.x == 0) {
-      a.scale[row * a.scale_row_stride] = scale;
-      if (a.asymmetric) a.azp[row * a.scale_row_stride] = zero_point;
+#pragma unroll
+    for (int j = 0; j < kVectorsPerThread; ++j) accumulate<kIn>(first[j], stats);  // zero padding: neutral
+    for (int base = chunk; base < vectors; base += chunk) {
+      RawVector raw[kVectorsPerThread];
+      load_chunk(base, raw);
+#pragma unroll
+      for (int j = 0; j < kVectorsPerThread; ++j) accumulate<kIn>(raw[j], stats);
+    }
+    const GroupCode c = code_of<kFp8>(reduce_block(stats));
+    if (t == 0) store_code(a, row * a.scale_row_stride, c);
+    const quant::Int8Code code = quant::int8_code(c.inv_scale, c.zero_point, a.narrow_range);
+    store_chunk(0, first, code);
+    for (int base = chunk; base < vectors; base += chunk) {
+      RawVector raw[kVectorsPerThread];
+      load_chunk(base, raw);
+      store_chunk(base, raw, code);
     }
   } else {
-    scale = a.scale[0];
-    if (a.azp != nullptr) zero_point = a.azp[0];
-  }
-
-  if constexpr (kVectorized) {
-    for (int64_t i = threadIdx.x * A::kVec; i < a.hidden; i += blockDim.x * A::kVec) {
-      float v[A::kVec];
-      load_vector<kIn>(in + i, v);
-      ByteVector<A::kVec> q;
+    const int lanes = static_cast<int>(a.group_size) / kVec;  // power of two ≤ 32
+    const int lane_shift = __ffs(lanes) - 1;
+    for (int base = 0; base < vectors; base += chunk) {
+      RawVector raw[kVectorsPerThread];
+      load_chunk(base, raw);
 #pragma unroll
-      for (int e = 0; e < A::kVec; ++e) q.bytes[e] = quantize_one<kFp8>(v[e], scale, zero_point, range);
-      *reinterpret_cast<ByteVector<A::kVec>*>(out + i) = q;
-    }
-  } else {
-    for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
-      out[i] = quantize_one<kFp8>(A::load(in + i), scale, zero_point, range);
-    }
-  }
-}
-
-// Per-token dynamic with the row held in registers: thread i owns vectors
-// i, i + blockDim, … (at most kCachedVectors of them).
-constexpr int kCachedVectors = 4;
-
-template <DType kIn, bool kFp8>
-__global__ void quantize_rows_cached_kernel(const QuantArgs a) {
-  using A = FloatAccess<kIn>;
-  const int64_t row = blockIdx.x;
-  const auto* in = static_cast<const typename A::Storage*>(a.in) + row * a.in_stride;
-  uint8_t* out = static_cast<uint8_t*>(a.out) + row * a.out_stride;
-  const Range range = range_of(kFp8 ? DType::kFloat8E4M3 : DType::kInt8, a.narrow_range);
-
-  float v[kCachedVectors][A::kVec];
-  Stats stats;
-#pragma unroll
-  for (int j = 0; j < kCachedVectors; ++j) {
-    const int64_t i = (threadIdx.x + j * static_cast<int64_t>(blockDim.x)) * A::kVec;
-    if (i < a.hidden) {
-      load_vector<kIn>(in + i, v[j]);
-#pragma unroll
-      for (int e = 0; e < A::kVec; ++e) stats.add(v[j][e]);
-    }
-  }
-  stats = block_reduce(stats);
-  const float scale = a.asymmetric ? asymmetric_scale(stats) : symmetric_scale(stats, range);
-  const int32_t zero_point = a.asymmetric ? asymmetric_zero_point(stats, scale) : 0;
-  if (threadIdx.x == 0) {
-    a.scale[row * a.scale_row_stride] = scale;
-    if (a.asymmetric) a.azp[row * a.scale_row_stride] = zero_point;
-  }
-#pragma unroll
-  for (int j = 0; j < kCachedVectors; ++j) {
-    const int64_t i = (threadIdx.x + j * static_cast<int64_t>(blockDim.x)) * A::kVec;
-    if (i < a.hidden) {
-      ByteVector<A::kVec> q;
-#pragma unroll
-      for (int e = 0; e < A::kVec; ++e) q.bytes[e] = quantize_one<kFp8>(v[j][e], scale, zero_point, range);
-      *reinterpret_cast<ByteVector<A::kVec>*>(out + i) = q;
-    }
-  }
-}
-
-// Per-group with one 16-byte vector per thread: `lanes` = group_size / kVec
-// consecutive lanes (a power of two ≤ 32) share a group; grid-stride over
-// all (row, group) pairs.
-template <DType kIn, bool kFp8>
-__global__ void quantize_groups_vector_kernel(const QuantArgs a, int lanes) {
-  using A = FloatAccess<kIn>;
-  const Range range = range_of(kFp8 ? DType::kFloat8E4M3 : DType::kInt8, a.narrow_range);
-  const int64_t slots = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t vectors = a.tokens * a.hidden / A::kVec;
-  // Every thread of a warp runs the same number of iterations (the shuffles
-  // need all 32): the loop bound is rounded up to whole grid strides.
-  for (int64_t v = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; v - threadIdx.x % 32 < vectors;
-       v += slots) {
-    const bool active = v < vectors;
-    const int64_t row = active ? v / (a.hidden / A::kVec) : 0;
-    const int64_t i = active ? (v % (a.hidden / A::kVec)) * A::kVec : 0;
-    const auto* in = static_cast<const typename A::Storage*>(a.in) + row * a.in_stride + i;
-    float x[A::kVec];
-    Stats stats;
-    if (active) {
-      load_vector<kIn>(in, x);
-#pragma unroll
-      for (int e = 0; e < A::kVec; ++e) stats.add(x[e]);
-    }
-    for (int offset = lanes / 2; offset > 0; offset /= 2) {
-      Stats other;
-      other.amax = __shfl_xor_sync(0xffffffffu, stats.amax, offset);
-      other.min = __shfl_xor_sync(0xffffffffu, stats.min, offset);
-      other.max = __shfl_xor_sync(0xffffffffu, stats.max, offset);
-      stats.merge(other);
-    }
-    if (!active) continue;
-    const float scale = a.asymmetric ? asymmetric_scale(stats) : symmetric_scale(stats, range);
-    const int32_t zero_point = a.asymmetric ? asymmetric_zero_point(stats, scale) : 0;
-    const int64_t group = i / a.group_size;
-    if (i % a.group_size == 0) {
-      const int64_t s = row * a.scale_row_stride + group * a.scale_group_stride;
-      a.scale[s] = scale;
-      if (a.asymmetric) a.azp[s] = zero_point;
-    }
-    ByteVector<A::kVec> q;
-#pragma unroll
-    for (int e = 0; e < A::kVec; ++e) q.bytes[e] = quantize_one<kFp8>(x[e], scale, zero_point, range);
-    *reinterpret_cast<ByteVector<A::kVec>*>(static_cast<uint8_t*>(a.out) + row * a.out_stride + i) = q;
-  }
-}
-
-// One warp per (row, group); grid-stride over all groups.
-template <DType kIn, bool kFp8>
-__global__ void quantize_groups_kernel(const QuantArgs a) {
-  using A = FloatAccess<kIn>;
-  const Range range = range_of(kFp8 ? DType::kFloat8E4M3 : DType::kInt8, a.narrow_range);
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t work = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; work < a.tokens * a.groups;
-       work += warps) {
-    const int64_t row = work / a.groups, group = work % a.groups;
-    const auto* in = static_cast<const typename A::Storage*>(a.in) + row * a.in_stride + group * a.group_size;
-    uint8_t* out = static_cast<uint8_t*>(a.out) + row * a.out_stride + group * a.group_size;
-    Stats stats;
-    for (int64_t i = lane; i < a.group_size; i += 32) stats.add(A::load(in + i));
-    stats = warp_reduce(stats);
-    const float scale = a.asymmetric ? asymmetric_scale(stats) : symmetric_scale(stats, range);
-    const int32_t zero_point = a.asymmetric ? asymmetric_zero_point(stats, scale) : 0;
-    if (lane == 0) {
-      const int64_t s = row * a.scale_row_stride + group * a.scale_group_stride;
-      a.scale[s] = scale;
-      if (a.asymmetric) a.azp[s] = zero_point;
-    }
-    for (int64_t i = lane; i < a.group_size; i += 32) {
-      out[i] = quantize_one<kFp8>(A::load(in + i), scale, zero_point, range);
-    }
-  }
-}
-
-// One block per row. Vectorized: kVec quantized bytes in, one 16-byte vector
-// out per step, one scale per vector (group_size is a multiple of kVec).
-template <DType kOut, bool kFp8, bool kVectorized>
-__global__ void dequantize_rows_kernel(const QuantArgs a) {
-  using A = FloatAccess<kOut>;
-  constexpr int kStep = kVectorized ? A::kVec : 1;
-  const int64_t row = blockIdx.x;
-  const uint8_t* in = static_cast<const uint8_t*>(a.in) + row * a.in_stride;
-  auto* out = static_cast<typename A::Storage*>(a.out) + row * a.out_stride;
-  for (int64_t i = threadIdx.x * kStep; i < a.hidden; i += blockDim.x * kStep) {
-    const int64_t s = row * a.scale_row_stride + (i / a.group_size) * a.scale_group_stride;
-    const float scale = a.scale[s];
-    const int32_t zero_point = !kFp8 && a.azp != nullptr ? a.azp[s] : 0;
-    ByteVector<kStep> q = *reinterpret_cast<const ByteVector<kStep>*>(in + i);
-    alignas(16) typename A::Storage x[kStep];
-#pragma unroll
-    for (int e = 0; e < kStep; ++e) {
-      float v;
-      if constexpr (kFp8) {
-        v = dequantize_fp8(q.bytes[e], scale);
-      } else {
-        v = dequantize_int8(static_cast<int8_t>(q.bytes[e]), scale, zero_point);
+      for (int j = 0; j < kVectorsPerThread; ++j) {
+        const int v = base + t + j * threads;
+        Stats stats;
+        accumulate<kIn>(raw[j], stats);  // past the row: zeros, whole groups (vectors % lanes == 0)
+        stats = reduce_lanes(stats, lanes);
+        if (v < vectors) {
+          const GroupCode c = code_of<kFp8>(stats);
+          if ((v & (lanes - 1)) == 0) store_code(a, row * a.scale_row_stride + (v >> lane_shift) * a.scale_group_stride, c);
+          quantize_vector<kIn, kFp8>(raw[j], quant::int8_code(c.inv_scale, c.zero_point, a.narrow_range),
+                                     out + static_cast<int64_t>(v) * kVec);
+        }
       }
-      A::store(x + e, v);
-    }
-    if constexpr (kVectorized) {
-      *reinterpret_cast<uint4*>(out + i) = *reinterpret_cast<const uint4*>(x);
-    } else {
-      out[i] = x[0];
     }
   }
 }
 
-// True when every row of `in` and `out` can be accessed in 16-byte input vectors.
-template <DType kIn>
-bool rows_vectorizable(const QuantArgs& a) {
-  constexpr int vec = FloatAccess<kIn>::kVec;
-  const size_t in_bytes = sizeof(typename FloatAccess<kIn>::Storage);
-  return a.hidden % vec == 0 && is_aligned(a.in, 16) && (a.in_stride * in_bytes) % 16 == 0 &&
-         is_aligned(a.out, vec) && a.out_stride % vec == 0;
+template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
+__global__ void quantize_scalar_kernel(const QuantArgs a) {
+  using Access = FloatAccess<kIn>;
+  using Stats = StatsOf<kAsymmetric>;
+  const int64_t row = blockIdx.x;
+  const auto* in = static_cast<const typename Access::Storage*>(a.in) + row * a.in_stride;
+  uint8_t* out = static_cast<uint8_t*>(a.out) + row * a.out_stride;
+  const int hidden = static_cast<int>(a.hidden);
+  const int t = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
+
+  if constexpr (kScope == Scope::kTensor) {
+    const quant::Int8Code code = static_code<kFp8>(a);
+    for (int i = t; i < hidden; i += threads) out[i] = quantize_one<kFp8>(Access::load(in + i), code);
+  } else if constexpr (kScope == Scope::kToken) {
+    Stats stats;
+    for (int i = t; i < hidden; i += threads) stats.add(Access::load(in + i));
+    const GroupCode c = code_of<kFp8>(reduce_block(stats));
+    if (t == 0) store_code(a, row * a.scale_row_stride, c);
+    const quant::Int8Code code = quant::int8_code(c.inv_scale, c.zero_point, a.narrow_range);
+    for (int i = t; i < hidden; i += threads) out[i] = quantize_one<kFp8>(Access::load(in + i), code);
+  } else {
+    // A warp per group: lanes stride over its elements.
+    const int group_size = static_cast<int>(a.group_size), lane = t % 32;
+    for (int g = t / 32; g < a.groups; g += threads / 32) {
+      const auto* group_in = in + static_cast<int64_t>(g) * group_size;
+      Stats stats;
+      for (int i = lane; i < group_size; i += 32) stats.add(Access::load(group_in + i));
+      const GroupCode c = code_of<kFp8>(reduce_lanes(stats, 32));
+      if (lane == 0) store_code(a, row * a.scale_row_stride + g * a.scale_group_stride, c);
+      const quant::Int8Code code = quant::int8_code(c.inv_scale, c.zero_point, a.narrow_range);
+      uint8_t* group_out = out + static_cast<int64_t>(g) * group_size;
+      for (int i = lane; i < group_size; i += 32) group_out[i] = quantize_one<kFp8>(Access::load(group_in + i), code);
+    }
+  }
 }
 
-// Threads for the register-cached row kernel: enough that kCachedVectors
-// vectors each cover the row, a multiple of 32, at most 1024; 0 when the row
-// does not fit (then the two-pass kernel runs).
+// True when every row of `in` is a sequence of 16-byte aligned vectors, every
+// row of `out` takes kVec-byte stores, and (per-group) a group is a power of
+// two ≤ 32 of whole vectors.
 template <DType kIn>
-int cached_row_threads(int64_t hidden) {
-  const int64_t vectors = hidden / FloatAccess<kIn>::kVec;
-  const int64_t threads = ((vectors + kCachedVectors - 1) / kCachedVectors + 31) / 32 * 32;
-  return threads <= 1024 ? static_cast<int>(std::max<int64_t>(threads, 32)) : 0;
+bool vectorizable(const QuantArgs& a) {
+  constexpr int vec = FloatAccess<kIn>::kVec;
+  const int64_t in_row_bytes = a.in_stride * static_cast<int64_t>(sizeof(typename FloatAccess<kIn>::Storage));
+  const bool rows = a.hidden % vec == 0 && is_aligned(a.in, 16) && in_row_bytes % 16 == 0 &&
+                    is_aligned(a.out, vec) && a.out_stride % vec == 0;
+  if (!rows || a.mode != QuantMode::kDynamicPerGroup) return rows;
+  const int64_t lanes = a.group_size / vec;
+  return a.group_size % vec == 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+}
+
+template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
+void launch(const QuantArgs& a, cudaStream_t stream) {
+  const auto grid = static_cast<unsigned>(a.tokens);
+  if (vectorizable<kIn>(a)) {
+    const int threads = vector_threads(a.hidden / FloatAccess<kIn>::kVec);
+    quantize_vectors_kernel<kIn, kFp8, kScope, kAsymmetric><<<grid, threads, 0, stream>>>(a);
+  } else {
+    quantize_scalar_kernel<kIn, kFp8, kScope, kAsymmetric><<<grid, scalar_threads(a.hidden), 0, stream>>>(a);
+  }
 }
 
 template <DType kIn, bool kFp8>
-void launch_quantize(const QuantArgs& a, cudaStream_t stream) {
-  const bool vectorized = rows_vectorizable<kIn>(a);
-  if (a.mode == QuantMode::kDynamicPerGroup) {
-    constexpr int vec = FloatAccess<kIn>::kVec;
-    const int64_t lanes = a.group_size / vec;
-    if (vectorized && a.group_size % vec == 0 && lanes <= 32 && (lanes & (lanes - 1)) == 0) {
-      constexpr int kThreads = 256;
-      const int64_t vectors = a.tokens * a.hidden / vec;
-      const auto blocks = static_cast<unsigned>(std::min<int64_t>((vectors + kThreads - 1) / kThreads, 65535 * 4));
-      quantize_groups_vector_kernel<kIn, kFp8><<<blocks, kThreads, 0, stream>>>(a, static_cast<int>(lanes));
-    } else {
-      constexpr int kThreads = 256;
-      const int64_t work = a.tokens * a.groups;
-      const auto blocks = static_cast<unsigned>(std::min<int64_t>((work + 7) / 8, 65535 * 8));
-      quantize_groups_kernel<kIn, kFp8><<<blocks, kThreads, 0, stream>>>(a);
-    }
-    return;
-  }
-  const auto grid = static_cast<unsigned>(a.tokens);
-  if (a.mode == QuantMode::kDynamicPerToken) {
-    const int cached_threads = cached_row_threads<kIn>(a.hidden);
-    if (vectorized && cached_threads > 0) {
-      quantize_rows_cached_kernel<kIn, kFp8><<<grid, cached_threads, 0, stream>>>(a);
-    } else if (vectorized) {
-      quantize_rows_kernel<kIn, kFp8, true, true><<<grid, row_block_threads(a.hidden), 0, stream>>>(a);
-    } else {
-      quantize_rows_kernel<kIn, kFp8, true, false><<<grid, row_block_threads(a.hidden), 0, stream>>>(a);
-    }
-  } else {
-    if (vectorized) quantize_rows_kernel<kIn, kFp8, false, true><<<grid, row_block_threads(a.hidden), 0, stream>>>(a);
-    else quantize_rows_kernel<kIn, kFp8, false, false><<<grid, row_block_threads(a.hidden), 0, stream>>>(a);
+void dispatch_mode(const QuantArgs& a, cudaStream_t stream) {
+  // fp8 is symmetric only (validated); the static mode reads its zero point as given.
+  constexpr bool kCanBeAsymmetric = !kFp8;
+  switch (a.mode) {
+    case QuantMode::kStaticPerTensor: return launch<kIn, kFp8, Scope::kTensor, false>(a, stream);
+    case QuantMode::kDynamicPerToken:
+      if (kCanBeAsymmetric && a.asymmetric) return launch<kIn, kFp8, Scope::kToken, kCanBeAsymmetric>(a, stream);
+      return launch<kIn, kFp8, Scope::kToken, false>(a, stream);
+    case QuantMode::kDynamicPerGroup:
+      if (kCanBeAsymmetric && a.asymmetric) return launch<kIn, kFp8, Scope::kGroup, kCanBeAsymmetric>(a, stream);
+      return launch<kIn, kFp8, Scope::kGroup, false>(a, stream);
   }
 }
 
 template <bool kFp8>
-void dispatch_quantize(const QuantArgs& a, cudaStream_t stream) {
+void dispatch_dtype(const QuantArgs& a, cudaStream_t stream) {
   switch (a.float_dtype) {
-    case DType::kFloat32: return launch_quantize<DType::kFloat32, kFp8>(a, stream);
-    case DType::kFloat16: return launch_quantize<DType::kFloat16, kFp8>(a, stream);
-    default: return launch_quantize<DType::kBFloat16, kFp8>(a, stream);
-  }
-}
-
-template <DType kOut, bool kFp8>
-void launch_dequantize(const QuantArgs& a, cudaStream_t stream) {
-  // Vectorized when the float side takes 16-byte vectors (the condition of
-  // the quantize kernels with in/out swapped) and each vector has one scale.
-  constexpr int vec = FloatAccess<kOut>::kVec;
-  const size_t out_bytes = sizeof(typename FloatAccess<kOut>::Storage);
-  const bool vectorized = a.hidden % vec == 0 && a.group_size % vec == 0 && is_aligned(a.out, 16) &&
-                          (a.out_stride * out_bytes) % 16 == 0 && is_aligned(a.in, vec) && a.in_stride % vec == 0;
-  const auto grid = static_cast<unsigned>(a.tokens);
-  const int threads = row_block_threads(a.hidden / (vectorized ? vec : 1) * 8);
-  if (vectorized) dequantize_rows_kernel<kOut, kFp8, true><<<grid, threads, 0, stream>>>(a);
-  else dequantize_rows_kernel<kOut, kFp8, false><<<grid, threads, 0, stream>>>(a);
-}
-
-template <bool kFp8>
-void dispatch_dequantize(const QuantArgs& a, cudaStream_t stream) {
-  switch (a.float_dtype) {
-    case DType::kFloat32: return launch_dequantize<DType::kFloat32, kFp8>(a, stream);
-    case DType::kFloat16: return launch_dequantize<DType::kFloat16, kFp8>(a, stream);
-    default: return launch_dequantize<DType::kBFloat16, kFp8>(a, stream);
-  }
-}
-
-void check_grid(const QuantArgs& a, const char* op) {
-  if (a.mode != QuantMode::kDynamicPerGroup && a.tokens > 2147483647) {
-    throw Error(ErrorKind::kValue, std::string(op) + ": T=" + std::to_string(a.tokens) + " rows exceed the grid limit");
+    case DType::kFloat32: return dispatch_mode<DType::kFloat32, kFp8>(a, stream);
+    case DType::kFloat16: return dispatch_mode<DType::kFloat16, kFp8>(a, stream);
+    default: return dispatch_mode<DType::kBFloat16, kFp8>(a, stream);
   }
 }
 
 }  // namespace
 
-void quantize_cuda(const QuantArgs& a) {
-  check_grid(a, "quantize");
-  CudaDeviceGuard guard(a.device);
-  const auto stream = as_cuda_stream(a.stream);
-  if (a.quant_dtype == DType::kFloat8E4M3) dispatch_quantize<true>(a, stream);
-  else dispatch_quantize<false>(a, stream);
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+void check_cuda_limits(const QuantArgs& a, const char* op) {
+  if (a.tokens > 2147483647 || a.hidden > 2147483647 / 16) {
+    throw Error(ErrorKind::kValue, std::string(op) + ": [T=" + std::to_string(a.tokens) + ", H=" +
+                                       std::to_string(a.hidden) +
+                                       "] exceeds the CUDA kernels' limits (T < 2^31 rows, H < 2^27)");
+  }
 }
 
-void dequantize_cuda(const QuantArgs& a) {
-  check_grid(a, "dequantize");
+void quantize_cuda(const QuantArgs& a) {
+  check_cuda_limits(a, "quantize");
   CudaDeviceGuard guard(a.device);
   const auto stream = as_cuda_stream(a.stream);
-  if (a.quant_dtype == DType::kFloat8E4M3) dispatch_dequantize<true>(a, stream);
-  else dispatch_dequantize<false>(a, stream);
+  if (a.quant_dtype == DType::kFloat8E4M3) dispatch_dtype<true>(a, stream);
+  else dispatch_dtype<false>(a, stream);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 

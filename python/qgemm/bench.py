@@ -1,0 +1,262 @@
+"""Benchmarks of the qgemm ops through the Python binding next to their
+PyTorch peers, in one process on one GPU:
+
+    python -m qgemm.bench gemm|quant|fused [--json FILE] [--runs 100] [--no-compile]
+
+Each op is timed with CUDA events around single calls (so Python dispatch is
+included, as a user sees it), median of --runs (≥ 50) after warm-up, with the
+inputs rotated over enough copies that the working set exceeds the L2 cache.
+Peers of the same computation: the eager PyTorch composite, torch.compile of
+that composite, and torch._scaled_mm for fp8 GEMMs. (add_rms_norm_quant's
+residual grows with every call: timing only, the values are not checked.) A family is a list of
+cases, each with named peers (callables of the rotation index), so adding a
+family or a peer is one function. The JSON records the device, the commit
+(env QGEMM_COMMIT) and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import qgemm
+
+Peer = Callable[[int], Any]
+
+
+class Case:
+    """One problem: a name, its size figures and the peers that compute it."""
+
+    def __init__(self, family: str, op: str, shape: Dict[str, int], flops: float, bytes_moved: float, sets: int):
+        self.family, self.op, self.shape = family, op, shape
+        self.flops, self.bytes_moved = flops, bytes_moved
+        self.sets = sets  # rotated input copies: peers take an index below this
+        self.peers: Dict[str, Peer] = {}
+
+
+def rotation_count(torch: Any, set_bytes: int) -> int:
+    """Input copies so that cycling through them exceeds 3× the L2 cache."""
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 50 * 2**20) or 50 * 2**20
+    free = torch.cuda.mem_get_info()[0]
+    wanted = max(2, math.ceil(3 * l2 / max(set_bytes, 1)))
+    return int(max(2, min(wanted, 64, free // (4 * max(set_bytes, 1)))))
+
+
+def time_peer(torch: Any, peer: Peer, sets: int, runs: int, warmup: int) -> float:
+    """Median microseconds of one call, CUDA events around each call."""
+    for i in range(warmup):
+        peer(i % sets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for i in range(runs):
+        starts[i].record()
+        peer(i % sets)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
+
+
+def compiled(torch: Any, fn: Callable[..., Any], enabled: bool) -> Optional[Callable[..., Any]]:
+    # One compiled graph per shape (dynamic=False): allow more than dynamo's
+    # default 8 before it would silently fall back to eager.
+    for limit in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 64)
+    return torch.compile(fn, fullgraph=True, dynamic=False) if enabled else None
+
+
+# ---- gemm -------------------------------------------------------------------
+
+GEMM_SHAPES = [(m, n, k) for m in (16, 256, 2048) for (n, k) in ((4096, 4096), (14336, 4096))]
+
+
+def gemm_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
+
+    def int8_composite(a, b, sa, sb, bias):
+        return (torch._int_mm(a, b).float() * sa * sb + bias.float()).to(torch.bfloat16)
+
+    def fp8_composite(a, b, sa, sb, bias):
+        return ((a.to(torch.bfloat16) @ b.to(torch.bfloat16)).float() * sa * sb + bias.float()).to(torch.bfloat16)
+
+    int8_compiled = compiled(torch, int8_composite, use_compile)
+    fp8_compiled = compiled(torch, fp8_composite, use_compile)
+    for dtype in ("int8", "fp8"):
+        for m, n, k in GEMM_SHAPES:
+            elem = torch.int8 if dtype == "int8" else torch.float8_e4m3fn
+            set_bytes = m * k + n * k + 2 * m * n + 4 * (m + n)
+            sets = rotation_count(torch, set_bytes)
+            data = []
+            for _ in range(sets):
+                if dtype == "int8":
+                    a = torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda")
+                    w = torch.randint(-128, 128, (n, k), dtype=torch.int8, device="cuda")
+                else:
+                    a = torch.randn(m, k, device="cuda").to(elem)
+                    w = torch.randn(n, k, device="cuda").to(elem)
+                sa = torch.rand(m, 1, device="cuda") * 1e-2
+                sb = torch.rand(1, n, device="cuda") * 1e-2
+                bias = torch.randn(n, device="cuda").bfloat16()
+                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                data.append((a, w.t(), sa, sb, bias, out))
+            case = Case("gemm", f"scaled_mm {dtype}->bf16", {"M": m, "N": n, "K": k}, 2.0 * m * n * k, set_bytes,
+                        sets)
+            case.peers["qgemm"] = lambda i, d=data: qgemm.scaled_mm(*d[i][:5], out=d[i][5])
+            composite, compiled_composite = (int8_composite, int8_compiled) if dtype == "int8" else (
+                fp8_composite, fp8_compiled)
+            if dtype == "fp8" or m > 16:  # torch._int_mm needs M > 16
+                case.peers["torch eager"] = lambda i, d=data, f=composite: f(*d[i][:5])
+                if compiled_composite is not None:
+                    case.peers["torch.compile"] = lambda i, d=data, f=compiled_composite: f(*d[i][:5])
+            if dtype == "fp8":
+                case.peers["torch._scaled_mm"] = lambda i, d=data: torch._scaled_mm(
+                    d[i][0], d[i][1], scale_a=d[i][2], scale_b=d[i][3], bias=d[i][4], out_dtype=torch.bfloat16)
+            yield case  # generated one at a time: a case's inputs are freed after it
+
+
+# ---- quant ------------------------------------------------------------------
+
+QUANT_SHAPES = [(t, h) for t in (16, 1024, 8192) for h in (4096, 8192)]
+
+
+def quant_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
+    def per_token_int8(x):
+        scale = x.float().abs().amax(dim=1, keepdim=True) / 127
+        return torch.round(x.float() / scale).clamp(-128, 127).to(torch.int8), scale
+
+    def per_token_fp8(x):
+        scale = x.float().abs().amax(dim=1, keepdim=True) / 448
+        return (x.float() / scale).clamp(-448, 448).to(torch.float8_e4m3fn), scale
+
+    def per_group_int8(x):
+        g = x.float().view(x.shape[0], -1, 128)
+        scale = g.abs().amax(dim=2, keepdim=True) / 127
+        return torch.round(g / scale).clamp(-128, 127).to(torch.int8).view(x.shape), scale.squeeze(2)
+
+    variants = [("per_token int8", "per_token", torch.int8, per_token_int8),
+                ("per_token fp8", "per_token", torch.float8_e4m3fn, per_token_fp8),
+                ("per_group128 int8", "per_group", torch.int8, per_group_int8)]
+    for name, mode, qdtype, composite in variants:
+        compiled_composite = compiled(torch, composite, use_compile)
+        for t, h in QUANT_SHAPES:
+            set_bytes = t * h * 3 + 4 * t * (h // 128)  # bf16 in, 8-bit out, scales
+            sets = rotation_count(torch, set_bytes)
+            groups = h // 128 if mode == "per_group" else 1
+            data = [(torch.randn(t, h, device="cuda").bfloat16(), torch.empty(t, h, device="cuda", dtype=qdtype),
+                     torch.empty(t, groups, device="cuda")) for _ in range(sets)]
+            case = Case("quant", f"quantize {name} bf16", {"T": t, "H": h}, 0.0, set_bytes, sets)
+            case.peers["qgemm"] = lambda i, d=data, mo=mode, q=qdtype: qgemm.quantize(
+                d[i][0], dtype=q, mode=mo, group_size=128, out=d[i][1], scale=d[i][2])
+            case.peers["torch eager"] = lambda i, d=data, f=composite: f(d[i][0])
+            if compiled_composite is not None:
+                case.peers["torch.compile"] = lambda i, d=data, f=compiled_composite: f(d[i][0])
+            yield case  # generated one at a time: a case's inputs are freed after it
+
+
+# ---- fused ------------------------------------------------------------------
+
+FUSED_SHAPES = [(t, h) for t in (16, 1024, 8192) for h in (4096, 8192)]
+
+
+def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
+    F = torch.nn.functional
+
+    def per_token(y):
+        scale = y.abs().amax(dim=1, keepdim=True) / 127
+        return torch.round(y / scale).clamp(-128, 127).to(torch.int8), scale
+
+    def rms_norm(x, weight):
+        return per_token(F.rms_norm(x.float(), (x.shape[-1],), weight.float(), 1e-6))
+
+    def add_rms_norm(x, residual, weight):
+        residual.add_(x)
+        return per_token(F.rms_norm(residual.float(), (x.shape[-1],), weight.float(), 1e-6))
+
+    def silu_and_mul(x):
+        gate, up = x.float().chunk(2, dim=1)
+        return per_token(F.silu(gate) * up)
+
+    # (name, qgemm call, composite, inputs(t, h) → tuple, bytes moved)
+    variants = [
+        ("rms_norm_quant", lambda d: qgemm.rms_norm_quant(d[0], d[1], 1e-6), rms_norm,
+         lambda t, h: (torch.randn(t, h, device="cuda").bfloat16(), torch.rand(h, device="cuda").bfloat16()),
+         lambda t, h: t * h * 3 + 4 * t),
+        ("add_rms_norm_quant", lambda d: qgemm.add_rms_norm_quant(d[0], d[1], d[2], 1e-6), add_rms_norm,
+         lambda t, h: (torch.randn(t, h, device="cuda").bfloat16(), torch.randn(t, h, device="cuda").bfloat16(),
+                       torch.rand(h, device="cuda").bfloat16()),
+         lambda t, h: t * h * 7 + 4 * t),
+        ("silu_and_mul_quant", lambda d: qgemm.silu_and_mul_quant(d[0]), silu_and_mul,
+         lambda t, h: (torch.randn(t, 2 * h, device="cuda").bfloat16(),),
+         lambda t, h: t * h * 5 + 4 * t),
+    ]
+    for name, qgemm_call, composite, make, moved in variants:
+        compiled_composite = compiled(torch, composite, use_compile)
+        for t, h in FUSED_SHAPES:
+            set_bytes = moved(t, h)
+            sets = rotation_count(torch, set_bytes)
+            data = [make(t, h) for _ in range(sets)]
+            case = Case("fused", f"{name} bf16->int8", {"T": t, "H": h}, 0.0, set_bytes, sets)
+            case.peers["qgemm"] = lambda i, d=data, f=qgemm_call: f(d[i])
+            case.peers["torch eager"] = lambda i, d=data, f=composite: f(*d[i])
+            if compiled_composite is not None:
+                case.peers["torch.compile"] = lambda i, d=data, f=compiled_composite: f(*d[i])
+            yield case
+
+
+FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases, "quant": quant_cases,
+                                                              "fused": fused_cases}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m qgemm.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("family", choices=sorted(FAMILIES))
+    parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--runs", type=int, default=100, help="timed calls per peer (median; at least 50)")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peers")
+    args = parser.parse_args(argv)
+    import os
+
+    import torch
+
+    if not torch.cuda.is_available() or not qgemm.built_with_cuda():
+        print("qgemm.bench needs a CUDA GPU, PyTorch with CUDA and a CUDA build of qgemm", file=sys.stderr)
+        return 2
+    runs = max(args.runs, 50)
+    device = torch.cuda.get_device_name(0)
+    results = []
+    print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | median of {runs} runs (µs)")
+    for case in FAMILIES[args.family](torch, not args.no_compile):
+        row = {}
+        for peer, fn in case.peers.items():
+            try:
+                us = time_peer(torch, fn, case.sets, runs, args.warmup)
+            except Exception as error:  # a peer that cannot run this case (e.g. a torch limit)
+                print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})".splitlines()[0])
+                continue
+            row[peer] = us
+            record = {"family": case.family, "op": case.op, "shape": case.shape, "peer": peer,
+                      "median_us": round(us, 3), "runs": runs}
+            if case.flops:
+                record["tflops"] = round(case.flops / us * 1e-6, 2)
+            record["gbps"] = round(case.bytes_moved / us * 1e-3, 1)
+            results.append(record)
+        shape = " ".join(f"{k}={v}" for k, v in case.shape.items())
+        print(f"{case.op:<28} {shape:<24} " + "  ".join(f"{p} {t:9.2f}" for p, t in row.items()))
+    if args.json:
+        report = {"device": device, "commit": os.environ.get("QGEMM_COMMIT", "unknown"),
+                  "command": "python -m qgemm.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+                  "qgemm": qgemm.__version__, "torch": torch.__version__, "results": results}
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Weight-only quantized GEMM (qgemm/weight_only.h, docs/weight_only.md):
+16-bit activations a [M,K] times an int8 or packed-int4 weight dequantized on
+the fly, ŵ = round(q·scales + offsets):
+
+    out = a · ŵᵀ + bias            [M,N] in a's dtype (bf16 / fp16)
+
+w: int8 [N,K], packed int4 uint8 [N,K/2] (qgemm.quantize_weight_int4), or the
+prepacked layout of weight_only_prepack. scales / offsets: fp32
+[N, K/group_size] (group_size None: K, per channel). PyTorch tensors go
+through torch.ops.qgemm.* (qgemm/_torch_ops.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from . import _arrays, _qgemm, _torch_ops
+
+
+def _group_size(a: Any, group_size: Optional[int]) -> int:
+    return int(a.shape[-1]) if group_size is None else int(group_size)
+
+
+def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size: Optional[int] = None,
+                   bias: Any = None, *, out: Any = None, stream: Any = None) -> Any:
+    """out = a · ŵᵀ + bias; N is read from scales ([N, groups] or [N])."""
+    _arrays.require(a, "a")
+    group = _group_size(a, group_size)
+    if _torch_ops.use_torch_op(a, stream):
+        if out is None:
+            return _torch_ops.torch.ops.qgemm.weight_only_mm(a, w, scales, offsets, group, bias)
+        _torch_ops.torch.ops.qgemm.weight_only_mm_out(out, a, w, scales, offsets, group, bias)
+        return out
+    if out is None:
+        _arrays.require(scales, "scales")
+        out = _arrays.empty(a, (int(a.shape[0]), int(scales.shape[0])), _arrays.dtype_name(a))
+    _qgemm.weight_only_mm(out=_arrays.to_arg(out), a=_arrays.to_arg(a), w=_arrays.to_arg(w),
+                          scales=_arrays.to_arg(scales), offsets=_arrays.to_arg(offsets), group_size=group,
+                          bias=_arrays.to_arg(bias), stream=_arrays.stream_for(a, stream))
+    return out
+
+
+def weight_only_prepacked_shape(n: int, k: int, int4: bool) -> Tuple[int, int, int]:
+    """Shape (row blocks, K tiles, 1024) of the prepacked layout of an [N,K] weight."""
+    return tuple(_qgemm.weight_only_prepacked_shape(n, k, int4))
+
+
+def weight_only_prepack(w: Any, *, out: Any = None, stream: Any = None) -> Any:
+    """Reorders a plain int8 [N,K] / packed int4 [N,K/2] weight into the
+    prepacked layout (same dtype; weight_only_mm gives the same result)."""
+    _arrays.require(w, "w")
+    if _torch_ops.use_torch_op(w, stream) and out is None:
+        return _torch_ops.torch.ops.qgemm.weight_only_prepack(w)
+    if out is None:
+        int4 = _arrays.dtype_name(w) == "uint8"
+        n, k = int(w.shape[0]), int(w.shape[-1]) * (2 if int4 else 1)
+        out = _arrays.empty(w, weight_only_prepacked_shape(n, k, int4), _arrays.dtype_name(w))
+    _qgemm.weight_only_prepack(out=_arrays.to_arg(out), w=_arrays.to_arg(w), stream=_arrays.stream_for(w, stream))
+    return out

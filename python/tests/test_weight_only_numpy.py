@@ -1,0 +1,63 @@
+"""Weight-only GEMM on the CPU backend through NumPy (fp16 activations;
+NumPy has no bf16): int8 and packed int4 weights, per-channel and per-group
+scales, offsets, bias, the prepacked layout."""
+
+import numpy as np
+import pytest
+import reference as ref
+
+import qgemm
+
+
+def check(out, expected, a, w_hat):
+    # fp32 sums in the backend's order (K·2⁻²⁴·Σ|a·ŵ|), then fp16 rounding (and one more fp16 ulp of slack
+    # for a ŵ that rounds differently through the float64 fma emulation).
+    bound = a.shape[1] * 2.0**-24 * (np.abs(a.astype(np.float64)) @ np.abs(w_hat.astype(np.float64)).T)
+    bound += 2 * np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64)
+    assert np.all(np.abs(out.astype(np.float64) - expected) <= bound)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 16, 32), (5, 40, 128), (33, 24, 256)])
+@pytest.mark.parametrize("group_size", [32, None])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_int8(rng, m, n, k, group_size, with_bias):
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    q = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    groups = k // (group_size or k)
+    scales = rng.uniform(1e-3, 1e-2, (n, groups)).astype(np.float32)
+    bias = rng.uniform(-1, 1, n).astype(np.float16) if with_bias else None
+    out = qgemm.weight_only_mm(a, q, scales, None, group_size, bias)
+    assert out.dtype == np.float16 and out.shape == (m, n)
+    expected, w_hat = ref.weight_only_mm(a, q, scales, None, group_size or k, bias)
+    check(out, expected, a, w_hat)
+
+
+@pytest.mark.parametrize("prepacked", [False, True])
+def test_int4_with_offsets(rng, prepacked):
+    m, n, k, group_size = 3, 48, 128, 64
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.uniform(-0.3, 0.3, (n, k)).astype(np.float32)
+    packed, scales, offsets = qgemm.quantize_weight_int4(w, group_size)
+    weight = qgemm.weight_only_prepack(packed) if prepacked else packed
+    if prepacked:
+        assert weight.shape == qgemm.weight_only_prepacked_shape(n, k, True) == (3, 1, 1024)
+    out = qgemm.weight_only_mm(a, weight, scales, offsets, group_size)
+    expected, w_hat = ref.weight_only_mm(a, qgemm.unpack_int4(packed), scales, offsets, group_size)
+    check(out, expected, a, w_hat)
+
+
+def test_prepacked_int8_gives_the_same_result(rng):
+    a = rng.standard_normal((4, 64)).astype(np.float16)
+    q = rng.integers(-128, 128, (20, 64), dtype=np.int8)
+    scales = rng.uniform(1e-3, 1e-2, 20).astype(np.float32)
+    plain = qgemm.weight_only_mm(a, q, scales)
+    np.testing.assert_array_equal(qgemm.weight_only_mm(a, qgemm.weight_only_prepack(q), scales), plain)
+
+
+def test_weight_only_errors(rng):
+    a = rng.standard_normal((2, 32)).astype(np.float16)
+    with pytest.raises(TypeError, match=r"^a: "):
+        qgemm.weight_only_mm(a.astype(np.float32), np.zeros((4, 32), np.int8), np.ones(4, np.float32),
+                             out=np.empty((2, 4), np.float16))
+    with pytest.raises(ValueError, match=r"group_size"):
+        qgemm.weight_only_mm(a, np.zeros((4, 32), np.int8), np.ones((4, 2), np.float32), None, 7)

@@ -1,0 +1,66 @@
+// fused_access.cuh — element and vector access for the fused kernels:
+// the storage type of each float dtype with its exact conversions
+// (core/numeric.h, so stores round as the CPU does), and loads / stores of
+// N consecutive elements as one access (N·sizeof(T) = 1…16 bytes, aligned).
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "core/numeric.h"
+#include "qgemm/tensor.h"
+
+namespace qgemm::detail::fused {
+
+template <DType kDtype>
+struct Elem;
+
+template <>
+struct Elem<DType::kFloat32> {
+  using T = float;
+  __device__ static float to_float(T x) { return x; }
+  __device__ static T from_float(float f) { return f; }
+};
+
+template <>
+struct Elem<DType::kBFloat16> {
+  using T = uint16_t;
+  __device__ static float to_float(T x) { return numeric::bf16_bits_to_float(x); }
+  __device__ static T from_float(float f) { return numeric::float_to_bf16_bits(f); }
+};
+
+template <>
+struct Elem<DType::kFloat16> {
+  using T = uint16_t;
+  // The hardware conversion is exact, like numeric::fp16_bits_to_float.
+  __device__ static float to_float(T x) { return __half2float(__ushort_as_half(x)); }
+  __device__ static T from_float(float f) { return numeric::float_to_fp16_bits(f); }
+};
+
+// N elements of T stored as one aligned access.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack<T, N>*>(p);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pack) {
+  *reinterpret_cast<Pack<T, N>*>(p) = pack;
+}
+
+// N consecutive elements of a float dtype, widened to fp32.
+template <DType kDtype, int N>
+__device__ __forceinline__ void load_floats(const void* base, int64_t index, float (&out)[N]) {
+  using E = Elem<kDtype>;
+  const auto pack = load_pack<typename E::T, N>(static_cast<const typename E::T*>(base) + index);
+#pragma unroll
+  for (int j = 0; j < N; ++j) out[j] = E::to_float(pack.v[j]);
+}
+
+}  // namespace qgemm::detail::fused

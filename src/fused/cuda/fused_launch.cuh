@@ -1,0 +1,57 @@
+// fused_launch.cuh — instantiation and launch of fused_row_kernel for one op:
+// the vector width (16-byte vectors or single elements) and the register
+// items come from the FusedLaunch chosen by fused_configs.h.
+#pragma once
+
+#include "core/cuda_check.h"
+#include "fused/cuda/fused_cuda.h"
+#include "fused/cuda/fused_row_kernel.cuh"
+
+namespace qgemm::detail::fused {
+
+template <class Op, int kVec>
+void launch_items(const FusedArgs& args, const FusedLaunch& launch) {
+  const dim3 grid(static_cast<unsigned>(args.tokens));
+  const dim3 block(static_cast<unsigned>(launch.threads));
+  const cudaStream_t stream = as_cuda_stream(args.stream);
+  switch (launch.items) {
+    case 1: fused_row_kernel<Op, kVec, 1><<<grid, block, 0, stream>>>(args); break;
+    case 2: fused_row_kernel<Op, kVec, 2><<<grid, block, 0, stream>>>(args); break;
+    case 4: fused_row_kernel<Op, kVec, 4><<<grid, block, 0, stream>>>(args); break;
+    case 8: fused_row_kernel<Op, kVec, 8><<<grid, block, 0, stream>>>(args); break;
+    default: fused_row_kernel<Op, kVec, 0><<<grid, block, 0, stream>>>(args); break;
+  }
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+// kVectorWidth: elements per 16 bytes of the op's input.
+template <class Op, int kVectorWidth>
+void launch_op(const FusedArgs& args, const FusedLaunch& launch) {
+  if (launch.vector) {
+    launch_items<Op, kVectorWidth>(args, launch);
+  } else {
+    launch_items<Op, 1>(args, launch);
+  }
+}
+
+// Calls launch_op<OpTemplate<dtype>, 16 / size> for a float dtype.
+template <template <DType> class OpTemplate>
+void launch_by_float_dtype(DType dtype, const FusedArgs& args, const FusedLaunch& launch) {
+  switch (dtype) {
+    case DType::kFloat32: launch_op<OpTemplate<DType::kFloat32>, 4>(args, launch); break;
+    case DType::kFloat16: launch_op<OpTemplate<DType::kFloat16>, 8>(args, launch); break;
+    default: launch_op<OpTemplate<DType::kBFloat16>, 8>(args, launch); break;
+  }
+}
+
+// int32 input (4 per 16 bytes) with parameters of `param_dtype`.
+template <template <DType> class OpTemplate>
+void launch_int32_by_param_dtype(DType param_dtype, const FusedArgs& args, const FusedLaunch& launch) {
+  switch (param_dtype) {
+    case DType::kFloat32: launch_op<OpTemplate<DType::kFloat32>, 4>(args, launch); break;
+    case DType::kFloat16: launch_op<OpTemplate<DType::kFloat16>, 4>(args, launch); break;
+    default: launch_op<OpTemplate<DType::kBFloat16>, 4>(args, launch); break;
+  }
+}
+
+}  // namespace qgemm::detail::fused

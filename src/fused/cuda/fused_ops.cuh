@@ -1,0 +1,186 @@
+// fused_ops.cuh — the per-op parts of the fused row kernel
+// (fused_row_kernel.cuh): how a chunk of kVec consecutive columns of one row
+// is computed from the inputs (prologue) and normalized. Every formula is a
+// call into fused/fused_math.h, the code the CPU twin runs.
+//
+//   op               prologue v                              stats   normalize
+//   RmsOp            x, or residual ← round(residual + x)    Σv²     v·inv_rms·w
+//   LayerNormOp      x + bias + residual                     Σv, Σ(v−μ)²  (v−μ)·inv·γ + β
+//   LayerNormInt32Op fma(sa, sw·acc, bias) + rs·residual_q   Σv, Σ(v−μ)²  (v−μ)·inv·γ + β
+//   SiluMulOp        silu(gate)·up                           —       —
+//   GeluOp           gelu(x + bias)                          —       —
+//   GeluInt32Op      gelu(fma(sa, sw·acc, bias))             —       —
+#pragma once
+
+#include "fused/cuda/fused_access.cuh"
+#include "fused/fused_args.h"
+#include "fused/fused_math.h"
+
+namespace qgemm::detail::fused {
+
+enum class RowStats { kNone, kRms, kMeanVar };
+
+// The per-row normalization constants.
+struct RowNorm {
+  float mean = 0.0f;
+  float inv = 1.0f;
+};
+
+// Per-hidden fp32 parameters p[col … col+N) of dtype kDtype (zero if absent).
+template <DType kDtype, int N>
+__device__ __forceinline__ void load_params(const void* p, int64_t col, float (&out)[N]) {
+  if (p == nullptr) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = 0.0f;
+    return;
+  }
+  load_floats<kDtype, N>(p, col, out);
+}
+
+// Dequantized int32 GEMM output: fma(scale_a[row], scale_w[col]·acc, bias[col]).
+template <DType kParam, int N>
+__device__ __forceinline__ void dequant_int32_chunk(const FusedArgs& a, int64_t row, int64_t col,
+                                                    float (&v)[N]) {
+  const auto acc = load_pack<int32_t, N>(static_cast<const int32_t*>(a.x) + row * a.ldx + col);
+  const float sa = a.scale_a[a.scale_a_per_token ? row : 0];
+  float sw[N], bias[N];
+  if (a.scale_w_per_channel) {
+    load_floats<DType::kFloat32, N>(a.scale_w, col, sw);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) sw[j] = a.scale_w[0];
+  }
+  load_params<kParam, N>(a.bias, col, bias);
+  const bool has_bias = a.bias != nullptr;
+#pragma unroll
+  for (int j = 0; j < N; ++j) v[j] = dequant_acc(acc.v[j], sa, sw[j], bias[j], has_bias);
+}
+
+template <DType kX>
+struct RmsOp {
+  static constexpr RowStats kStats = RowStats::kRms;
+  // `first`: the first pass over this chunk. Later passes (the streaming
+  // kernel for very long rows) read the residual already stored.
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N],
+                                  bool first) {
+    using E = Elem<kX>;
+    if (a.residual == nullptr) return load_floats<kX, N>(a.x, row * a.ldx + col, v);
+    auto* residual = static_cast<typename E::T*>(a.residual) + row * a.ld_residual + col;
+    const auto stored = load_pack<typename E::T, N>(residual);
+    if (!first) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) v[j] = E::to_float(stored.v[j]);
+      return;
+    }
+    float x[N];
+    load_floats<kX, N>(a.x, row * a.ldx + col, x);
+    Pack<typename E::T, N> updated;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      updated.v[j] = E::from_float(f_add(E::to_float(stored.v[j]), x[j]));
+      v[j] = E::to_float(updated.v[j]);
+    }
+    store_pack(residual, updated);
+  }
+  template <int N>
+  __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
+    float w[N];
+    load_floats<kX, N>(a.weight, col, w);
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = rms_normalize(v[j], norm.inv, w[j]);
+  }
+};
+
+// The LayerNorm normalization shared by the float and int32 forms.
+template <DType kParam>
+struct LayerNormBase {
+  static constexpr RowStats kStats = RowStats::kMeanVar;
+  template <int N>
+  __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
+    float gamma[N], beta[N];
+    load_floats<kParam, N>(a.weight, col, gamma);
+    load_floats<kParam, N>(a.beta, col, beta);
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = layer_normalize(v[j], norm.mean, norm.inv, gamma[j], beta[j]);
+  }
+};
+
+template <DType kX>
+struct LayerNormOp : LayerNormBase<kX> {
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
+    load_floats<kX, N>(a.x, row * a.ldx + col, v);
+    if (a.bias != nullptr) {
+      float bias[N];
+      load_floats<kX, N>(a.bias, col, bias);
+#pragma unroll
+      for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
+    }
+    if (a.residual != nullptr) {
+      float residual[N];
+      load_floats<kX, N>(a.residual, row * a.ld_residual + col, residual);
+#pragma unroll
+      for (int j = 0; j < N; ++j) v[j] = f_add(v[j], residual[j]);
+    }
+  }
+};
+
+template <DType kParam>
+struct LayerNormInt32Op : LayerNormBase<kParam> {
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
+    dequant_int32_chunk<kParam, N>(a, row, col, v);
+    const auto rq = load_pack<int8_t, N>(static_cast<const int8_t*>(a.residual) + row * a.ld_residual + col);
+    const float rs = a.residual_scale[a.residual_scale_per_token ? row : 0];
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = f_add(v[j], dequant_residual(rq.v[j], rs));
+  }
+};
+
+// Elementwise ops: no statistics, nothing to normalize.
+struct ElementwiseBase {
+  static constexpr RowStats kStats = RowStats::kNone;
+  template <int N>
+  __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
+};
+
+template <DType kX>
+struct SiluMulOp : ElementwiseBase {
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
+    float gate[N], up[N];
+    load_floats<kX, N>(a.x, row * a.ldx + col, gate);
+    load_floats<kX, N>(a.x, row * a.ldx + a.hidden + col, up);
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = f_mul(silu(gate[j]), up[j]);
+  }
+};
+
+template <DType kX>
+struct GeluOp : ElementwiseBase {
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
+    load_floats<kX, N>(a.x, row * a.ldx + col, v);
+    if (a.bias != nullptr) {
+      float bias[N];
+      load_floats<kX, N>(a.bias, col, bias);
+#pragma unroll
+      for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = gelu(v[j], a.gelu_tanh);
+  }
+};
+
+template <DType kParam>
+struct GeluInt32Op : ElementwiseBase {
+  template <int N>
+  __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
+    dequant_int32_chunk<kParam, N>(a, row, col, v);
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = gelu(v[j], a.gelu_tanh);
+  }
+};
+
+}  // namespace qgemm::detail::fused

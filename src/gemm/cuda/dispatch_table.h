@@ -1,0 +1,65 @@
+// dispatch_table.h — which kernel serves which scaled-GEMM problem, per
+// architecture, with the reason next to each choice. Rules are read top to
+// bottom; the first whose bounds hold wins. A kernel that cannot take the
+// arguments (alignment, strides: see scaled_mm_cuda.cu) hands the problem
+// to the next fitting rule and finally to the fallback, so every shape runs.
+// Tiles, clusters and schedules of the CUTLASS kernels: sm90_configs.h,
+// sm80_configs.h.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "gemm/cuda/kernels.h"
+
+namespace qgemm::detail {
+
+struct GemmRule {
+  int64_t max_m;  // the rule applies when M ≤ max_m …
+  int64_t min_n;  // … and N ≥ min_n
+  GemmKernel kernel;
+  const char* why;
+};
+
+constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();
+
+// Hopper (sm_90a). Chosen from `qgemm bench gemm --sweep` on an H100 SXM
+// (bench/results/gemm-h100-sweep.json: every config timed on every shape).
+constexpr GemmRule kSm90Int8Rules[] = {
+    {1, 0, GemmKernel::kSkinny,
+     "M = 1 (GEMV): the CUTLASS kernels need M ≥ 2; the skinny kernel streams B over every SM"},
+    {128, 0, GemmKernel::kSm90Narrow,
+     "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work and give the "
+     "most CTAs along N; TMA keeps enough bytes in flight — as fast as or faster than skinny at M = 16"},
+    {512, 0, GemmKernel::kSm90Square,
+     "128×128 ping-pong was fastest at M = 256 and 512 on every (N, K): 128×256 tiles leave SMs idle"},
+    {kAnyM, 0, GemmKernel::kSm90Wide,
+     "compute-bound: 128×256 cooperative tiles, the highest MMA per shared-memory byte (fastest at "
+     "M = 2048 and most M = 1024 / 4096 shapes; within noise of 128×128 elsewhere)"},
+};
+
+// fp8 "wide" is 128×128 cooperative and "square" 64×128 ping-pong (see
+// sm90_configs.h: the precise fp8 mainloop needs twice the accumulators).
+constexpr GemmRule kSm90Fp8Rules[] = {
+    {1, 0, GemmKernel::kSkinny, "M = 1 (GEMV), as for int8"},
+    {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
+    {256, 6144, GemmKernel::kSm90Wide,
+     "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
+    {256, 0, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
+    {kAnyM, 0, GemmKernel::kSm90Wide, "128×128 cooperative: fastest fp8 config at every M ≥ 512"},
+};
+
+// Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
+constexpr GemmRule kSm80Int8Rules[] = {
+    {16, 0, GemmKernel::kSkinny, "weight-bandwidth-bound (see sm90)"},
+    {128, 0, GemmKernel::kSm80Small, "64×128 tiles: twice the CTAs of 128×128 at small M"},
+    {kAnyM, 0, GemmKernel::kSm80Large, "128×128×64, 3 stages: CUTLASS's best int8 tile on A100"},
+};
+
+// Ada, fp8 (sm_89): mma.sync e4m3 in the skinny kernel; no CUTLASS Ada
+// kernel yet, so larger M runs on the fallback.
+constexpr GemmRule kSm89Fp8Rules[] = {
+    {64, 0, GemmKernel::kSkinny, "mma.sync e4m3 (sm_89+), bandwidth-bound"},
+};
+
+}  // namespace qgemm::detail

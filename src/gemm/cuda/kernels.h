@@ -1,0 +1,40 @@
+// kernels.h — the scaled-GEMM kernels of the CUDA backend, as the dispatcher
+// sees them: an identifier per kernel configuration and one launcher per
+// (architecture, input dtype, output dtype) translation unit. No CUTLASS
+// types here, so the dispatcher compiles in seconds.
+#pragma once
+
+#include <cstdint>
+
+#include "gemm/scaled_mm_args.h"
+
+namespace qgemm::detail {
+
+// Every kernel configuration the dispatch table (dispatch_table.h) can pick.
+// The CUTLASS tile / cluster / schedule of each is in sm90_configs.h and
+// sm80_configs.h, with the reason for it.
+enum class GemmKernel : uint8_t {
+  kFallback,   // scaled_mm_fallback.cu: any shape, stride and alignment
+  kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, one CTA per 32 columns, K split over warps
+  kSm90Wide,   // 128×256×128, cluster 2×1, cooperative
+  kSm90Square, // 128×128×128, cluster 2×1, ping-pong
+  kSm90Narrow, // 64×128×128, cluster 1×2, ping-pong
+  kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
+  kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
+};
+constexpr int kGemmKernelCount = 7;
+const char* gemm_kernel_name(GemmKernel kernel);
+
+// Launchers: enqueue the GEMM and return true, or return false when the
+// kernel cannot take these arguments (the caller then falls back). Each is
+// defined only when its translation unit is built (QGEMM_HAS_GEMM_SM90 /
+// QGEMM_HAS_GEMM_SM80); `sm_count` is the device's multiprocessor count.
+bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
+bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
+bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
+
+}  // namespace qgemm::detail

@@ -1,0 +1,10 @@
+// Ampere scaled GEMM instantiations: int8 inputs, bf16 output (every sm80 config).
+#include "gemm/cuda/sm80_kernel.cuh"
+
+namespace qgemm::detail {
+
+bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args) {
+  return sm80::run_config<cutlass::bfloat16_t>(kernel, args);
+}
+
+}  // namespace qgemm::detail

@@ -1,0 +1,68 @@
+// sm90_configs.h — the Hopper CUTLASS kernel configurations: CTA tile,
+// cluster shape and mainloop/epilogue schedule, each with the reason for it.
+// dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
+// every config here for one (input, output) dtype pair, so the instantiation
+// count is (configs here) × 4 dtype pairs.
+//
+// 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
+// TMA swizzle row, and four wgmma k-steps of 32.
+#pragma once
+
+#include "cute/tensor.hpp"
+#include "cutlass/epilogue/dispatch_policy.hpp"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "gemm/cuda/kernels.h"
+
+namespace qgemm::detail::sm90 {
+
+template <class Tile, class Cluster, class Kernel, class Epi>
+struct Config {
+  using TileShape = Tile;
+  using ClusterShape = Cluster;
+  using KernelSchedule = Kernel;
+  using EpilogueSchedule = Epi;
+};
+
+using cute::_1;
+using cute::_2;
+using cute::_64;
+using cute::_128;
+using cute::_256;
+using cute::Shape;
+
+// kSm90Wide — large M. Two consumer warpgroups share one 128×256 tile
+// (64×256 each: the widest wgmma, the fewest A/B shared-memory bytes per MAC,
+// 128 B of smem traffic per 2·64·256 MACs), so the tensor cores, not shared
+// memory, are the limit. Cluster 2×1: the two CTAs of a cluster sit on
+// neighbouring M tiles and share the B tile through TMA multicast, halving
+// B's L2 traffic. 48 KiB per stage leaves room for 4 stages.
+using Wide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                    cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+// kSm90Square — medium M and narrow N, where 128×256 tiles leave SMs idle.
+// Ping-pong: each consumer warpgroup owns a whole 128×128 tile and their
+// mainloops alternate, so one's epilogue hides under the other's MMAs — worth
+// most when K is short relative to the tile's epilogue. Cluster 2×1 as above.
+using Square = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                      cutlass::epilogue::TmaWarpSpecialized>;
+
+// kSm90Narrow — M ≤ 128: a 64-row tile (the smallest wgmma M) wastes at most
+// half of each MMA instead of three quarters, and twice as many tiles along N
+// fill more SMs. Cluster 1×2: CTAs on neighbouring N tiles share the A tile
+// by multicast (B, the weight, is read once anyway).
+using Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                      cutlass::epilogue::TmaWarpSpecialized>;
+
+// fp8 replacements for the two 128-row configs. The fp8 mainloop without
+// "fast accumulation" keeps two accumulator sets (wgmma's, promoted into
+// fp32 every few k-blocks: see docs/gemm.md), so a warpgroup owning 64×256
+// or 128×128 outputs needs 2·128 registers for them alone and ptxas spills
+// (~900 B per thread, measured). 64×128 per warpgroup fits:
+// kSm90Wide → 128×128×128 cooperative (each warpgroup 64×128), cluster 2×1;
+// kSm90Square → 64×128×128 ping-pong, cluster 2×1 (B multicast along M).
+using Fp8Wide = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                         cutlass::epilogue::TmaWarpSpecialized>;
+
+}  // namespace qgemm::detail::sm90

@@ -1,0 +1,10 @@
+// Hopper scaled GEMM instantiations: int8 inputs, fp16 output (every sm90 config).
+#include "gemm/cuda/sm90_kernel.cuh"
+
+namespace qgemm::detail {
+
+bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
+  return sm90::run_config<int8_t, cutlass::half_t>(kernel, args, sm_count);
+}
+
+}  // namespace qgemm::detail

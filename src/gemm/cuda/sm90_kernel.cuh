@@ -1,0 +1,141 @@
+// sm90_kernel.cuh — the Hopper (sm_90a) scaled GEMM on CUTLASS 3.x: TMA
+// loads, a warp-specialized wgmma mainloop (cooperative or ping-pong, from the
+// config), a persistent tile scheduler, and the dequantization epilogue as an
+// epilogue visitor tree stored through TMA. Included only by the sm90_*.cu
+// translation units, which instantiate it for the configs of sm90_configs.h.
+//
+// Operand layouts (docs/gemm.md): A [M,K] row-major, B [K,N] column-major —
+// both K-major, as wgmma wants them for 8-bit types — and D [M,N] row-major.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/cuda_check.h"
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "gemm/cuda/epilogue_evt.cuh"
+#include "gemm/cuda/sm90_configs.h"
+#include "gemm/scaled_mm_args.h"
+
+namespace qgemm::detail::sm90 {
+
+using namespace cute;
+namespace fusion = cutlass::epilogue::fusion;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+
+// The epilogue tree of epilogue_evt.cuh for a CTA tile, input and output type.
+// Dynamic strides (bool) make scale_a / scale_b per-tensor or per-row/column
+// at run time.
+template <class TileShape, class Input, class Output>
+struct Epilogue {
+  static constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
+  using Accumulator = std::conditional_t<kInt8, int32_t, float>;
+
+  using Acc = fusion::Sm90AccFetch;
+  using Azp = fusion::Sm90ColBroadcast<0, TileShape, int32_t, int32_t, Stride<_1, _0, _0>>;
+  using AzpAdj = fusion::Sm90RowBroadcast<0, TileShape, int32_t, int32_t, Stride<_0, _1, _0>>;
+  using Corrected = std::conditional_t<
+      kInt8, fusion::Sm90EVT<fusion::Sm90Compute<evt::AzpCorrect, int32_t, int32_t, kRound>, Acc, Azp, AzpAdj>,
+      Acc>;
+  using ScaleB = fusion::Sm90RowBroadcast<0, TileShape, float, float, Stride<_0, bool, _0>>;
+  using ScaledByB = fusion::Sm90EVT<fusion::Sm90Compute<evt::RoundedMultiply, float, float, kRound>, ScaleB, Corrected>;
+  using ScaleA = fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<bool, _0, _0>>;
+  using Bias = fusion::Sm90RowBroadcast<0, TileShape, Output, float, Stride<_0, _1, _0>>;
+  using Tree = fusion::Sm90EVT<fusion::Sm90Compute<evt::FusedMultiplyAdd, Output, float, kRound>, ScaleA, ScaledByB, Bias>;
+
+  static typename Tree::Arguments arguments(const ScaledMmArgs& args) {
+    typename ScaleA::Arguments scale_a{args.scale_a, 0.0f, {bool(args.scale_a_per_token), _0{}, _0{}}};
+    typename ScaleB::Arguments scale_b{args.scale_b, 0.0f, {_0{}, bool(args.scale_b_per_channel), _0{}}};
+    typename Bias::Arguments bias{static_cast<const Output*>(args.bias), Output(0.0f), {}};
+    if constexpr (kInt8) {
+      typename Azp::Arguments azp{args.azp, 1, {}};
+      typename AzpAdj::Arguments azp_adj{args.azp_adj, 0, {}};
+      typename Corrected::Arguments corrected{{}, azp, azp_adj, {}};
+      return {scale_a, {scale_b, corrected, {}}, bias, {}};
+    } else {
+      return {scale_a, {scale_b, {}, {}}, bias, {}};
+    }
+  }
+};
+
+// One GEMM kernel for a config (tile, cluster, schedule) and input/output types.
+template <class Config, class Input, class Output>
+struct Kernel {
+  using Tree = Epilogue<typename Config::TileShape, Input, Output>;
+  using Accumulator = typename Tree::Accumulator;
+  static constexpr int kAlignIn = 16 / sizeof(Input);
+  static constexpr int kAlignOut = 16 / sizeof(Output);
+
+  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Config::TileShape,
+      typename Config::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, Accumulator,
+      float, void, cutlass::layout::RowMajor, kAlignOut, Output, cutlass::layout::RowMajor, kAlignOut,
+      typename Config::EpilogueSchedule, typename Tree::Tree>::CollectiveOp;
+
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignIn,
+      Input, cutlass::layout::ColumnMajor, kAlignIn, Accumulator, typename Config::TileShape,
+      typename Config::ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename CollectiveEpilogue::SharedStorage))>,
+      typename Config::KernelSchedule>::CollectiveOp;
+
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
+                                                          CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+
+  // Enqueues the GEMM; false when CUTLASS cannot implement these arguments
+  // (alignment, strides) or would need a workspace — the caller falls back.
+  static bool run(const ScaledMmArgs& args, int sm_count) {
+    using StrideA = typename GemmKernel::StrideA;
+    using StrideB = typename GemmKernel::StrideB;
+    using StrideD = typename GemmKernel::StrideD;
+    typename Gemm::Arguments arguments{
+        cutlass::gemm::GemmUniversalMode::kGemm,
+        {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k), 1},
+        {static_cast<const Input*>(args.a), StrideA{args.lda, _1{}, int64_t(0)},
+         static_cast<const Input*>(args.b), StrideB{args.ldb, _1{}, int64_t(0)}},
+        {Tree::arguments(args), nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<Output*>(args.out),
+         StrideD{args.ldo, _1{}, int64_t(0)}}};
+    arguments.hw_info.device_id = args.device.index;
+    arguments.hw_info.sm_count = sm_count;
+
+    Gemm gemm;
+    if (gemm.can_implement(arguments) != cutlass::Status::kSuccess) return false;
+    if (Gemm::get_workspace_size(arguments) != 0) return false;
+    const auto stream = as_cuda_stream(args.stream);
+    if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) return false;
+    const cutlass::Status status = gemm.run(stream);
+    QGEMM_CUDA_CHECK(cudaGetLastError());
+    if (status != cutlass::Status::kSuccess) {
+      throw Error(ErrorKind::kBackend, "scaled_mm: CUTLASS sm90 kernel launch failed");
+    }
+    return true;
+  }
+};
+
+}  // namespace qgemm::detail::sm90
+
+namespace qgemm::detail::sm90 {
+
+// Runs the config `kernel` names for Input → Output (see sm90_configs.h).
+template <class Input, class Output>
+bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
+  constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
+  using WideConfig = std::conditional_t<kInt8, Wide, Fp8Wide>;
+  using SquareConfig = std::conditional_t<kInt8, Square, Fp8Square>;
+  switch (kernel) {
+    case GemmKernel::kSm90Wide: return Kernel<WideConfig, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Square: return Kernel<SquareConfig, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Narrow: return Kernel<Narrow, Input, Output>::run(args, sm_count);
+    default: return false;
+  }
+}
+
+}  // namespace qgemm::detail::sm90

@@ -1,0 +1,272 @@
+// GPU tests of every scaled-GEMM kernel of the CUDA backend (skinny, sm90
+// CUTLASS configs, sm80 CUTLASS configs, fallback), each forced on the same
+// problems, and of the dispatcher across the shape grid:
+//   - every epilogue × scale granularity × input × output dtype, per kernel,
+//     against the CPU backend on the whole output;
+//   - every M from 1 to 130 at N = K ∈ {32, 64, 96};
+//   - sub-matrix views (leading dimensions past the row) and misaligned
+//     pointers (which must fall back, not fail);
+//   - M ∈ {1 … 4096} × the model (N, K) list, checked on sampled rows and
+//     columns against an exact host reference, and on every element for
+//     having been written (outputs are poisoned with NaN first).
+// int8: the int32 accumulator is exact and the epilogue is the CPU's
+// expression, so outputs must match the CPU rounding within one ulp of the
+// output dtype. fp8: tensor-core fp8 accumulation keeps fewer bits than fp32
+// round-to-nearest (Hopper's wgmma sums about 14-bit-aligned products before
+// CUTLASS promotes them to fp32), so the bound is 2^-9 of s_a·s_b·Σ|a·b|
+// plus one output ulp — still far below the error of any indexing mistake,
+// which is of order Σ|a·b|/√K.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/epilogue_math.h"
+#include "gemm/gemm_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+const Device kGpu = Device::cuda(0);
+
+// Device copies of a GemmProblem's inputs and a poisoned output.
+struct DeviceProblem {
+  CudaBuffer a, b, sa, sb, bias, azp, azp_adj, out;
+  explicit DeviceProblem(const GemmProblem& p)
+      : a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), azp(p.azp), azp_adj(p.azp_adj),
+        out(p.out.size()) {
+    out.poison();
+  }
+  // The backend-neutral arguments the public API would build.
+  detail::ScaledMmArgs args(const GemmProblem& p) const {
+    detail::ScaledMmArgs r;
+    r.m = p.c.m, r.n = p.c.n, r.k = p.c.k;
+    r.input_dtype = p.c.input, r.out_dtype = p.c.out;
+    r.a = a.get(), r.lda = p.lda;
+    r.b = b.get(), r.ldb = p.ldb;
+    r.out = out.get(), r.ldo = p.ldo;
+    r.scale_a = static_cast<const float*>(sa.get()), r.scale_a_per_token = p.c.per_token;
+    r.scale_b = static_cast<const float*>(sb.get()), r.scale_b_per_channel = p.c.per_channel;
+    r.bias = p.c.bias ? bias.get() : nullptr;
+    if (p.c.zero_point != ZeroPoint::kNone) r.azp_adj = static_cast<const int32_t*>(azp_adj.get());
+    if (p.c.zero_point == ZeroPoint::kPerToken) r.azp = static_cast<const int32_t*>(azp.get());
+    r.device = kGpu;
+    return r;
+  }
+};
+
+double fp8_accumulation_bound(const GemmProblem& p, int64_t i, int64_t j) {
+  return std::ldexp(1.0, -9) * p.scale(i, j) * p.abs_accumulator(i, j);
+}
+
+// Whole-output comparison with the CPU backend (run on p's host buffers).
+int64_t compare_all(GemmProblem& p, const std::vector<uint8_t>& gpu_out, const std::string& what) {
+  p.run_cpu();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < p.c.m; ++i) {
+    for (int64_t j = 0; j < p.c.n; ++j) {
+      const double cpu = p.out_value(i, j);
+      const double gpu = detail::load_float(gpu_out.data(), i * p.ldo + j, p.c.out);
+      double tol = unit_roundoff(p.c.out) * std::fabs(cpu) + subnormal_spacing(p.c.out);
+      if (p.c.input != DType::kInt8) tol += fp8_accumulation_bound(p, i, j);
+      if (!(std::fabs(gpu - cpu) <= tol)) {
+        if (bad < 5) ADD_FAILURE() << what << " " << p.c.name() << ": [" << i << "," << j << "] gpu " << gpu << " cpu " << cpu;
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
+std::vector<GemmCase> epilogue_cases(int64_t m, int64_t n, int64_t k) {
+  std::vector<GemmCase> cases;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    for (DType out : {DType::kBFloat16, DType::kFloat16}) {
+      for (ZeroPoint zp : {ZeroPoint::kNone, ZeroPoint::kPerTensor, ZeroPoint::kPerToken}) {
+        if (input != DType::kInt8 && zp != ZeroPoint::kNone) continue;
+        for (int granularity = 0; granularity < 4; ++granularity) {
+          for (bool bias : {false, true}) {
+            GemmCase c;
+            c.m = m, c.n = n, c.k = k;
+            c.input = input, c.out = out, c.zero_point = zp, c.bias = bias;
+            c.per_token = granularity & 1;
+            c.per_channel = granularity & 2;
+            cases.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+// Each kernel, forced, on every epilogue variant at shapes with ragged tiles.
+struct KernelCase {
+  GemmKernel kernel;
+  int64_t m, n, k;
+};
+
+class ScaledMmKernel : public ::testing::TestWithParam<KernelCase> {
+ protected:
+  void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
+  const KernelCase& kc = GetParam();
+  int ran = 0;
+  for (const GemmCase& c : epilogue_cases(kc.m, kc.n, kc.k)) {
+    auto rng = make_rng(static_cast<uint64_t>(kc.m * 131 + kc.n * 7 + kc.k));
+    GemmProblem p(c, rng);
+    DeviceProblem d(p);
+    if (!detail::scaled_mm_cuda_with(d.args(p), kc.kernel)) continue;  // not built / not for this GPU
+    ++ran;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint8_t> gpu_out;
+    d.out.download(gpu_out);
+    EXPECT_EQ(compare_all(p, gpu_out, detail::gemm_kernel_name(kc.kernel)), 0);
+  }
+  if (ran == 0) GTEST_SKIP() << detail::gemm_kernel_name(kc.kernel) << " does not run on this GPU";
+}
+
+std::vector<KernelCase> kernel_cases() {
+  std::vector<KernelCase> cases;
+  const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
+                                GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm80Large,
+                                GemmKernel::kSm80Small};
+  for (GemmKernel kernel : kernels) {
+    const bool skinny = kernel == GemmKernel::kSkinny;
+    // Ragged in every dimension against every tile (and K tails of 16).
+    const int64_t shapes[][3] = {{skinny ? 1 : 2, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
+    for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Forced, ScaledMmKernel, ::testing::ValuesIn(kernel_cases()), [](const auto& info) {
+  std::string name = detail::gemm_kernel_name(info.param.kernel);
+  for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name + "_" + std::to_string(info.param.m) + "x" + std::to_string(info.param.n) + "x" +
+         std::to_string(info.param.k);
+});
+
+// Runs the public API on the GPU and returns the output.
+std::vector<uint8_t> run_public(const GemmProblem& p) {
+  DeviceProblem d(p);
+  if (p.c.zero_point == ZeroPoint::kNone) {
+    scaled_mm(p.out_view(d.out.get(), kGpu), p.a_view(d.a.get(), kGpu), p.b_view(d.b.get(), kGpu),
+              p.scale_a_view(d.sa.get(), kGpu), p.scale_b_view(d.sb.get(), kGpu), p.bias_view(d.bias.get(), kGpu));
+  } else {
+    scaled_mm_azp(p.out_view(d.out.get(), kGpu), p.a_view(d.a.get(), kGpu), p.b_view(d.b.get(), kGpu),
+                  p.scale_a_view(d.sa.get(), kGpu), p.scale_b_view(d.sb.get(), kGpu),
+                  p.azp_adj_view(d.azp_adj.get(), kGpu), p.azp_view(d.azp.get(), kGpu),
+                  p.bias_view(d.bias.get(), kGpu));
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> out;
+  d.out.download(out);
+  return out;
+}
+
+TEST(ScaledMmDispatch, EveryMUpTo130) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (int64_t nk : {32, 64, 96}) {
+    for (int64_t m = 1; m <= 130; ++m) {
+      for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+        GemmCase c;
+        c.m = m, c.n = nk, c.k = nk, c.input = input;
+        c.zero_point = input == DType::kInt8 && m % 3 == 0 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+        c.per_token = m % 2 == 0, c.out = m % 4 < 2 ? DType::kBFloat16 : DType::kFloat16;
+        auto rng = make_rng(static_cast<uint64_t>(m * 1000 + nk));
+        GemmProblem p(c, rng);
+        ASSERT_EQ(compare_all(p, run_public(p), "dispatch"), 0) << c.name();
+      }
+    }
+  }
+}
+
+// Sub-matrix views: padded leading dimensions (aligned pads keep the fast
+// kernels, odd pads send the problem to the fallback) for every kind of M.
+TEST(ScaledMmDispatch, SubMatrixViews) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t pads[][3] = {{16, 32, 8}, {3, 5, 1}, {64, 16, 0}};
+  for (int64_t m : {1, 8, 40, 100, 300}) {
+    for (const auto& pad : pads) {
+      for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+        GemmCase c;
+        c.m = m, c.n = 160, c.k = 192, c.input = input;
+        c.lda_pad = pad[0], c.ldb_pad = pad[1], c.ldo_pad = pad[2];
+        auto rng = make_rng(static_cast<uint64_t>(m + pad[0]));
+        GemmProblem p(c, rng);
+        EXPECT_EQ(compare_all(p, run_public(p), "view"), 0);
+      }
+    }
+  }
+}
+
+// Pointers one element past a 16-byte boundary: the fast kernels decline,
+// the fallback answers.
+TEST(ScaledMmDispatch, MisalignedPointersFallBack) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (int64_t m : {4, 200}) {
+    GemmCase c;
+    c.m = m, c.n = 64, c.k = 64;
+    auto rng = make_rng(static_cast<uint64_t>(m));
+    GemmProblem p(c, rng);
+    DeviceProblem d(p);
+    CudaBuffer a_shifted(p.a.size() + 1), out_shifted(p.out.size() + 2);
+    ASSERT_EQ(cudaMemcpy(static_cast<uint8_t*>(a_shifted.get()) + 1, p.a.data(), p.a.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    out_shifted.poison();
+    void* out_ptr = static_cast<uint8_t*>(out_shifted.get()) + 2;
+    scaled_mm(p.out_view(out_ptr, kGpu), p.a_view(static_cast<uint8_t*>(a_shifted.get()) + 1, kGpu),
+              p.b_view(d.b.get(), kGpu), p.scale_a_view(d.sa.get(), kGpu), p.scale_b_view(d.sb.get(), kGpu),
+              p.bias_view(d.bias.get(), kGpu));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint8_t> shifted;
+    out_shifted.download(shifted);
+    const std::vector<uint8_t> gpu_out(shifted.begin() + 2, shifted.begin() + 2 + p.out.size());
+    EXPECT_EQ(compare_all(p, gpu_out, "misaligned"), 0);
+  }
+}
+
+// Capture into a CUDA graph and replay, for one problem per dispatch path
+// (skinny, each sm90 bucket, fallback), with zero points: capture fails if
+// the op allocated or synchronized; replays must match the CPU.
+TEST(ScaledMmDispatch, GraphCaptureOnEveryPath) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  cudaStream_t stream;
+  QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (int64_t m : {8, 48, 200, 700, 33}) {
+    GemmCase c;
+    c.m = m, c.n = m == 33 ? 100 : 256, c.k = 320;  // the last one: N = 100 → fallback
+    c.zero_point = ZeroPoint::kPerToken;
+    auto rng = make_rng(static_cast<uint64_t>(m));
+    GemmProblem p(c, rng);
+    DeviceProblem d(p);
+    cudaGraph_t graph;
+    QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    scaled_mm_azp(p.out_view(d.out.get(), kGpu), p.a_view(d.a.get(), kGpu), p.b_view(d.b.get(), kGpu),
+                  p.scale_a_view(d.sa.get(), kGpu), p.scale_b_view(d.sb.get(), kGpu),
+                  p.azp_adj_view(d.azp_adj.get(), kGpu), p.azp_view(d.azp.get(), kGpu),
+                  p.bias_view(d.bias.get(), kGpu), stream);
+    QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 2; ++replay) {
+      QGEMM_TEST_CUDA(cudaMemsetAsync(d.out.get(), 0xff, d.out.bytes(), stream));
+      QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
+      QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+      std::vector<uint8_t> gpu_out;
+      d.out.download(gpu_out);
+      EXPECT_EQ(compare_all(p, gpu_out, "graph"), 0) << "M=" << m << " replay " << replay;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace qgemm::test
