@@ -19,9 +19,9 @@ for phase in "$@"; do
       # Representative subset: every kernel forced once on a small ragged
       # shape, the dispatcher on odd M, views and misaligned pointers.
       filter='Forced/ScaledMmKernel.*17x272x208*:ScaledMmDispatch.SubMatrixViews:ScaledMmDispatch.MisalignedPointersFallBack:ModelShapes/ScaledMmGrid.*/1000x1000:ModelShapes/ScaledMmGrid.*/4096x48'
-      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \
+      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \
         --gtest_filter="$filter" 2>&1 | tee "$OUT/memcheck.log" | tail -8 || status=1
-      timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \
+      timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \
         --gtest_filter='Forced/ScaledMmKernel.*/fallback_17x*:Forced/ScaledMmKernel.*/skinny_*:Forced/ScaledMmKernel.*/sm90*17x*' \
         2>&1 | tee "$OUT/racecheck.log" | tail -8 || status=1 ;;
     bench)

@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool) from the repository root,
 # with .carry/bin staged by scripts/stage_device.sh: every GoogleTest suite,
-# a compute-sanitizer pass over a subset, the demo and the benchmarks. Logs
-# and JSON go to $OUT. Usage: scripts/device_run_all.sh [tests|bench|all]
+# then the named benchmarks. Logs and JSON go to $OUT.
+# Usage: scripts/device_run_all.sh [tests] [bench:<op>...]
 set -uo pipefail
-what="${1:-all}"
 out="${OUT:-/tmp/qgemm-out}"
 mkdir -p "$out"
-export QGEMM_COMMIT="$(cat .carry/bin/COMMIT)"
+bin=/tmp/qgemm-bin
+mkdir -p "$bin"
+for f in .carry/bin/*; do
+  case "$f" in
+    *.gz) gunzip -c "$f" > "$bin/$(basename "$f" .gz)" && chmod +x "$bin/$(basename "$f" .gz)" ;;
+    *) cp "$f" "$bin/" ;;
+  esac
+done
+export QGEMM_COMMIT="$(cat "$bin/COMMIT")"
 status=0
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in .carry/bin/qgemm_test_*; do
-    name="$(basename "$t")"
-    "$t" --gtest_brief=1 > "$out/$name.log" 2>&1
-    rc=$?
-    [ $rc -ne 0 ] && status=1
-    echo "$name rc=$rc: $(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \]' "$out/$name.log" | head -20
-  done
-fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  .carry/bin/qgemm demo 2>&1 | tee "$out/demo.log"
-fi
+for what in "$@"; do
+  case "$what" in
+    tests)
+      for t in "$bin"/qgemm_test_*; do
+        name="$(basename "$t")"
+        "$t" --gtest_brief=1 > "$out/$name.log" 2>&1
+        rc=$?
+        [ $rc -ne 0 ] && status=1
+        echo "$name rc=$rc: $(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED  \]' "$out/$name.log" | head -20
+      done ;;
+    bench:*)
+      op="${what#bench:}"
+      "$bin/qgemm" bench "$op" --json "$out/$op.json" > "$out/bench-$op.log" 2>&1 || status=1
+      echo "bench $op rc=$? ($(grep -c . "$out/bench-$op.log") lines)" ;;
+  esac
+done
 exit $status

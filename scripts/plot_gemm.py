@@ -14,7 +14,7 @@ import json
 import math
 import sys
 
-PEERS = ["qgemm-int8", "qgemm-fp8", "cublaslt-int8", "cublaslt-int8+epilogue", "cublaslt-fp8", "cublas-bf16"]
+PEERS = ["qgemm-int8", "qgemm-fp8", "cublaslt-int8", "cublaslt-int8+epilogue", "cublaslt-fp8", "cublaslt-fp8-fastaccum", "cublas-bf16"]
 
 
 def load(path):
