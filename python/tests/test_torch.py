@@ -90,10 +90,14 @@ def test_quantize_per_token_matches_torch_bit_for_bit(device, dtype):
     x = (torch.randn(257, 1024, generator=torch.Generator().manual_seed(1)) * 3).to(dtype).to(device)
     q, scale, azp = qgemm.quantize(x)
     assert azp is None and q.dtype == torch.int8 and scale.shape == (257, 1)
-    expected_scale = x.float().abs().amax(dim=1, keepdim=True) / 127
-    torch.testing.assert_close(scale, expected_scale, rtol=0, atol=0)
-    expected_q = torch.round(x.float() * (1 / expected_scale)).clamp(-128, 127).to(torch.int8)
-    assert torch.equal(q, expected_q)
+    # The reference runs on the CPU: PyTorch's CUDA division by a scalar
+    # multiplies by its reciprocal, which is not the IEEE quotient qgemm
+    # (and PyTorch on the CPU) computes.
+    x_cpu = x.float().cpu()
+    expected_scale = x_cpu.abs().amax(dim=1, keepdim=True) / 127
+    torch.testing.assert_close(scale.cpu(), expected_scale, rtol=0, atol=0)
+    expected_q = torch.round(x_cpu * (1 / expected_scale)).clamp(-128, 127).to(torch.int8)
+    assert torch.equal(q.cpu(), expected_q)
     back = qgemm.dequantize(q, scale, out_dtype=torch.float32)
     torch.testing.assert_close(back, q.float() * scale, rtol=0, atol=0)
 
@@ -129,13 +133,15 @@ def test_quantize_static_and_out_variants(device):
     scale, azp = torch.tensor([0.02], device=device), torch.tensor([5], dtype=torch.int32, device=device)
     q, s, z = qgemm.quantize(x, mode="static", scale=scale, azp=azp)
     assert s is scale and z is azp
-    expected = (torch.round(x * (1 / scale)).to(torch.int32) + 5).clamp(-128, 127).to(torch.int8)
-    assert torch.equal(q, expected)
+    # References on the CPU (IEEE quotients; see above).
+    x_cpu = x.cpu()
+    expected = (torch.round(x_cpu * (1 / scale.cpu())).to(torch.int32) + 5).clamp(-128, 127).to(torch.int8)
+    assert torch.equal(q.cpu(), expected)
     out = torch.empty_like(q)
     dynamic_scale = torch.empty(8, 1, device=device)
     q2, s2, _ = qgemm.quantize(x, out=out, scale=dynamic_scale)
     assert q2 is out and s2 is dynamic_scale
-    torch.testing.assert_close(dynamic_scale, x.abs().amax(dim=1, keepdim=True) / 127, rtol=0, atol=0)
+    torch.testing.assert_close(dynamic_scale.cpu(), x_cpu.abs().amax(dim=1, keepdim=True) / 127, rtol=0, atol=0)
 
 
 def test_int4_weight_helpers_on_cpu_tensors():
