@@ -20,11 +20,11 @@ python3 -c "import nanobind, numpy, pytest" 2>/dev/null \
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DQGEMM_BUILD_TESTS=OFF -DQGEMM_BUILD_TOOLS=OFF \
   -DQGEMM_BUILD_PYTHON=ON -DQGEMM_CUDA_ARCHS="${QGEMM_CUDA_ARCHS:-90a}" -DCUTLASS_DIR="$PWD/.deps/cutlass" \
-  -DPython_EXECUTABLE="$(command -v python3)" >"$out/py-configure.log" 2>&1 \
-  || { tail -30 "$out/py-configure.log"; echo "configure failed"; exit 1; }
+  -DPython_EXECUTABLE="$(command -v python3)" >"/tmp/py-configure.log" 2>&1 \
+  || { tail -30 /tmp/py-configure.log; echo "configure failed"; exit 1; }
 # Only the extension (and the library under it): no tests, no CLI.
-ninja -C "$build" -j "${QGEMM_JOBS:-16}" _qgemm qgemm_python_files >"$out/py-build.log" 2>&1 \
-  || { grep -E -A3 "error|FAILED" "$out/py-build.log" | head -60; echo "build failed"; exit 1; }
+ninja -C "$build" -j "${QGEMM_JOBS:-16}" _qgemm qgemm_python_files >/tmp/py-build.log 2>&1 \
+  || { grep -E -A3 "error|FAILED" /tmp/py-build.log | head -60; echo "build failed"; exit 1; }
 echo "extension built in $(( $(date +%s) - start )) s: $(ls "$build"/python/qgemm/_qgemm*.so)"
 export PYTHONPATH="$PWD/$build/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 python3 -c "import qgemm, torch; print('qgemm', qgemm.__version__, 'cuda build', qgemm.built_with_cuda(), \
@@ -33,7 +33,7 @@ torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 status=0
 if [ "$what" = bench ] || [ "$what" = all ]; then
   for family in gemm quant fused; do
-    python3 -m qgemm.bench "$family" --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \
+    timeout 200 python3 -m qgemm.bench "$family" --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \
       | tail -40 || status=1
   done
 fi

@@ -5,7 +5,8 @@
 # Usage: scripts/device_run_all.sh [tests] [bench:<op>...]
 set -uo pipefail
 out="${OUT:-/tmp/qgemm-out}"
-mkdir -p "$out"
+logs=/tmp/qgemm-logs  # only JSON goes to $OUT (the device tool returns at most 8 files)
+mkdir -p "$out" "$logs"
 bin=/tmp/qgemm-bin
 mkdir -p "$bin"
 for f in .carry/bin/*; do
@@ -21,16 +22,17 @@ for what in "$@"; do
     tests)
       for t in "$bin"/qgemm_test_*; do
         name="$(basename "$t")"
-        "$t" --gtest_brief=1 > "$out/$name.log" 2>&1
+        "$t" --gtest_brief=1 > "$logs/$name.log" 2>&1
         rc=$?
         [ $rc -ne 0 ] && status=1
-        echo "$name rc=$rc: $(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/$name.log" | tr '\n' ' ')"
-        grep -E '^\[  FAILED  \]' "$out/$name.log" | head -20
+        echo "$name rc=$rc: $(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$logs/$name.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED  \]' "$logs/$name.log" | head -20
       done ;;
     bench:*)
       op="${what#bench:}"
-      "$bin/qgemm" bench "$op" --json "$out/$op.json" > "$out/bench-$op.log" 2>&1 || status=1
-      echo "bench $op rc=$? ($(grep -c . "$out/bench-$op.log") lines)" ;;
+      "$bin/qgemm" bench "$op" --json "$out/$op.json" > "$logs/bench-$op.log" 2>&1 || status=1
+      echo "bench $op: $(grep -c . "$logs/bench-$op.log") lines"
+      cat "$logs/bench-$op.log" >> "$out/bench.log" ;;
   esac
 done
 exit $status
