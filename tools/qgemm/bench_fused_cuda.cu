@@ -182,7 +182,7 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 100);
   const std::string only = options.get("ops", "");  // comma-separated op names, empty: all
-  const double copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
+  const double copy_gbps = cuda::record_copy_bandwidth(report, stream);
   std::vector<std::vector<int64_t>> default_shapes;
   for (int64_t t : {16, 256, 4096, 16384}) {
     for (int64_t h : {4096, 8192}) default_shapes.push_back({t, h});
@@ -217,13 +217,6 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
       add("qgemm-", fused);
     }
   }
-  BenchRecord bw;
-  bw.op = "copy";
-  bw.impl = "cudaMemcpy-d2d";
-  bw.shape = "1GiB";
-  bw.device = "cuda";
-  bw.extra["copy_gbps"] = copy_gbps;
-  report.add(bw);
 }
 
 }  // namespace qgemm::tools

@@ -65,7 +65,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
   report.set_device_name(cuda::device_name(0));
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 100);
-  const double copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
+  const double copy_gbps = cuda::record_copy_bandwidth(report, stream);
   const Device gpu = Device::cuda(0);
   std::vector<Shape> shapes;
   for (const auto& s : options.get_shapes("shapes", {{1, 4096}, {16, 4096}, {256, 4096}, {4096, 4096}, {16384, 8192}})) {
@@ -154,13 +154,6 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
     report.add(record("unfused-amax+quantize-int8", cuda::time_cuda(pair, stream, warmup, runs),
                       time_device(pair, stream, warmup, runs), pair_bytes, copy_for(pair_bytes)));
   }
-  BenchRecord bw;
-  bw.op = "copy";
-  bw.impl = "cudaMemcpy-d2d";
-  bw.shape = "1GiB";
-  bw.device = "cuda";
-  bw.extra["copy_gbps"] = copy_gbps;
-  report.add(bw);
 }
 
 }  // namespace qgemm::tools

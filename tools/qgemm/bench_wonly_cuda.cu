@@ -49,7 +49,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
   report.set_device_name(cuda::device_name(0));
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 50);
-  const double copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
+  const double copy_gbps = cuda::record_copy_bandwidth(report, stream);
   const Device gpu = Device::cuda(0);
   const auto shapes = options.get_shapes("shapes", {{28672, 8192}, {4096, 4096}, {11008, 4096}, {4096, 11008}});
   std::vector<int64_t> tokens;
@@ -176,13 +176,6 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     }
   }
   cublasDestroy(handle);
-  BenchRecord bw;
-  bw.op = "copy";
-  bw.impl = "cudaMemcpy-d2d";
-  bw.shape = "1GiB";
-  bw.device = "cuda";
-  bw.extra["copy_gbps"] = copy_gbps;
-  report.add(bw);
 }
 
 int cmd_bench_wonly(int argc, char** argv) {

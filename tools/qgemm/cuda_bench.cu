@@ -133,4 +133,16 @@ double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs) {
   return 2.0 * static_cast<double>(bytes) / (stats.median_us * 1e3);
 }
 
+double record_copy_bandwidth(BenchReport& report, cudaStream_t stream) {
+  const double gbps = copy_bandwidth_gbps(size_t(1) << 30, stream);
+  BenchRecord record;
+  record.op = "copy";
+  record.impl = "cudaMemcpy-d2d";
+  record.shape = "1GiB";
+  record.device = "cuda";
+  record.extra["copy_gbps"] = gbps;
+  report.add(record);
+  return gbps;
+}
+
 }  // namespace qgemm::tools::cuda

@@ -59,4 +59,9 @@ TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t strea
 // Device-to-device copy of `bytes`: returns (bytes read + bytes written) / time in GB/s.
 double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs = 20);
 
+// Measures the 1 GiB device copy bandwidth, adds it to `report` as the
+// "copy" record every bandwidth figure of the run is quoted against, and
+// returns it in GB/s.
+double record_copy_bandwidth(BenchReport& report, cudaStream_t stream);
+
 }  // namespace qgemm::tools::cuda
