@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu_dot.h"
 #include "core/cpu_simd.h"
 #include "core/numeric.h"
 #include "gemm/cpu/output_store.h"
@@ -40,22 +41,6 @@ QGEMM_CPU_CLONES void dot_int8_2x2(const int8_t* a0, const int8_t* a1, const int
   acc[3] = c11;
 }
 
-// The fp32 dot product with a fixed summation order: lane l sums the terms
-// k ≡ l (mod 16) in order, then the 16 lanes are added pairwise.
-constexpr int kLanes = 16;
-
-QGEMM_CPU_CLONES float dot_float(const float* a, const float* b, int64_t k) {
-  float lanes[kLanes] = {};
-  const int64_t k_main = k - k % kLanes;
-  for (int64_t i = 0; i < k_main; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
-  }
-  for (int64_t i = k_main; i < k; ++i) lanes[i - k_main] += a[i] * b[i];
-  for (int width = kLanes / 2; width >= 1; width /= 2) {
-    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
-}
 
 struct Epilogue {
   const ScaledMmArgs& args;

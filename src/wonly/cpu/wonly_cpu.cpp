@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cpu_simd.h"
+#include "core/cpu_dot.h"
 #include "gemm/cpu/output_store.h"
 #include "wonly/wonly_math.h"
 
@@ -19,22 +20,6 @@ namespace qgemm::detail {
 namespace {
 
 constexpr int64_t kPanelRows = 8;
-constexpr int kLanes = 16;
-
-// Σ a[i]·b[i] in fp32: lane l sums the terms i ≡ l (mod 16) in order, then
-// the lanes are added pairwise.
-QGEMM_CPU_CLONES float dot_float(const float* a, const float* b, int64_t k) {
-  float lanes[kLanes] = {};
-  const int64_t k_main = k - k % kLanes;
-  for (int64_t i = 0; i < k_main; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
-  }
-  for (int64_t i = k_main; i < k; ++i) lanes[i - k_main] += a[i] * b[i];
-  for (int width = kLanes / 2; width >= 1; width /= 2) {
-    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
-}
 
 // ŵ[row, 0..K) into `dst` (fp32 values exactly representable in the dtype).
 void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
