@@ -8,11 +8,13 @@
 // All tensors live on one device; CUDA work is enqueued on `stream` and the
 // call returns without synchronizing. All intermediate math is fp32.
 //
-// Quantization of the op's result y [T, N] into QuantOutput (the same formulas
-// as qgemm/quant.h; rne = round half to even, sat = clamp to [qmin, qmax]):
-//   static            s, z are inputs ([1])          q = sat(rne(y / s) + z)
-//   dynamic per token s[t] = amax_h |y[t,h]| / qmax  q = sat(rne(y / s[t]))
-//     asymmetric      s[t] = (hi − lo) / 255, z[t] = rne(−128 − lo / s[t]),
+// Quantization of the op's result y [T, N] into QuantOutput: exactly the
+// formulas of qgemm/quant.h, so the codes and scales are the bits quantize()
+// would give for the fp32 row y (rne = round half to even, sat = clamp to
+// [qmin, qmax], r = 1/s, one division per row):
+//   static            s, z are inputs ([1])          q = sat(rne(y · r) + z)
+//   dynamic per token s[t] = amax_h |y[t,h]| / qmax  q = sat(rne(y · r))
+//     asymmetric      s[t] = (hi − lo) / 255, z[t] = rne(−128 − lo · r),
 //                     lo = min(0, min y[t,:]), hi = max(0, max y[t,:])
 // int8: qmax = 127, qmin = −128 (−127 with narrow_range); fp8 e4m3: ±448,
 // symmetric only. A scale that would be 0 is written as 1. Non-finite values

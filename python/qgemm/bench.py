@@ -2,10 +2,15 @@
 PyTorch peers, in one process on one GPU:
 
     python -m qgemm.bench gemm|quant|fused [--json FILE] [--runs 100] [--no-compile]
+                                           [--timing graph|events]
 
-Each op is timed with CUDA events around single calls (so Python dispatch is
-included, as a user sees it), median of --runs (≥ 50) after warm-up, with the
-inputs rotated over enough copies that the working set exceeds the L2 cache.
+--timing graph (default): each peer's calls, one per rotated input set, are
+captured in a CUDA graph and the replays are timed with CUDA events: the
+device time of a call, the same way for every peer, without Python or launch
+overhead (what an engine that replays graphs sees). --timing events: CUDA
+events around single Python calls, so host overhead is included when it
+exceeds the kernel time. Medians of many runs after warm-up, with the inputs
+rotated over enough copies that the working set exceeds the L2 cache.
 Peers of the same computation: the eager PyTorch composite, torch.compile of
 that composite, and torch._scaled_mm for fp8 GEMMs. (add_rms_norm_quant's
 residual grows with every call: timing only, the values are not checked.) A family is a list of
@@ -60,6 +65,37 @@ def time_peer(torch: Any, peer: Peer, sets: int, runs: int, warmup: int) -> floa
         ends[i].record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
+
+
+def time_peer_graph(torch: Any, peer: Peer, sets: int, runs: int, warmup: int) -> float:
+    """Median microseconds of one call without host overhead: one call per
+    rotated input set is captured into a CUDA graph (so the inputs still
+    cycle past L2), each replay is timed with CUDA events and divided by the
+    number of calls. Every peer is timed the same way, so Python, dispatcher
+    and launch overheads (qgemm's and torch's) drop out of the comparison."""
+    for i in range(warmup):
+        peer(i % sets)
+    torch.cuda.synchronize()
+    calls = max(sets, 8)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph, stream=stream):
+            for i in range(calls):
+                peer(i % sets)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph.replay()
+    torch.cuda.synchronize()
+    replays = max(10, runs // 5)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+    for i in range(replays):
+        starts[i].record()
+        graph.replay()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3 / calls
 
 
 def compiled(torch: Any, fn: Callable[..., Any], enabled: bool) -> Optional[Callable[..., Any]]:
@@ -219,6 +255,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--runs", type=int, default=100, help="timed calls per peer (median; at least 50)")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peers")
+    parser.add_argument("--timing", choices=("graph", "events"), default="graph",
+                        help="graph: device time per call, calls replayed from a CUDA graph (default); "
+                             "events: CUDA events around each Python call (includes host overhead)")
     args = parser.parse_args(argv)
     import os
 
@@ -230,18 +269,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     runs = max(args.runs, 50)
     device = torch.cuda.get_device_name(0)
     results = []
-    print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | median of {runs} runs (µs)")
+    print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | {args.timing} timing, "
+          f"median (µs)")
     for case in FAMILIES[args.family](torch, not args.no_compile):
         row = {}
         for peer, fn in case.peers.items():
             try:
-                us = time_peer(torch, fn, case.sets, runs, args.warmup)
+                timer = time_peer_graph if args.timing == "graph" else time_peer
+                us = timer(torch, fn, case.sets, runs, args.warmup)
             except Exception as error:  # a peer that cannot run this case (e.g. a torch limit)
                 print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})".splitlines()[0])
                 continue
             row[peer] = us
             record = {"family": case.family, "op": case.op, "shape": case.shape, "peer": peer,
-                      "median_us": round(us, 3), "runs": runs}
+                      "median_us": round(us, 3), "runs": runs, "timing": args.timing}
             if case.flops:
                 record["tflops"] = round(case.flops / us * 1e-6, 2)
             record["gbps"] = round(case.bytes_moved / us * 1e-3, 1)

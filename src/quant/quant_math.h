@@ -113,15 +113,24 @@ QGEMM_HD Int8Code int8_code(float inv_scale, int32_t zero_point, bool narrow_ran
 // q = clamp(rne_i32(x · (1/s)) + z, qmin, qmax).
 QGEMM_HD int8_t quantize_int8(float x, const Int8Code& c) {
   const int32_t r = round_to_int32(mul(x, c.inv_scale));
-  const int32_t clamped = r < c.lo ? c.lo : r > c.hi ? c.hi : r;
-  return static_cast<int8_t>(clamped + c.zero_point);
+  const int32_t clamped = r < c.lo ? c.lo : r;  // lo < hi: two min/max, no branch
+  return static_cast<int8_t>((clamped > c.hi ? c.hi : clamped) + c.zero_point);
 }
 
 // q = fp8_rne_saturating(x · (1/s)), ±Inf → ±448; NaN → 0x7f (a NaN's sign
 // and payload do not survive GPU arithmetic, so none is promised).
 QGEMM_HD uint8_t quantize_fp8(float x, float inv_scale) {
   const float v = mul(x, inv_scale);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // The saturating hardware conversion (numeric.h) without a branch: finite
+  // inputs never give 0x7f / 0xff, NaN gives one of them, made 0x7f.
+  uint16_t pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(v));
+  const uint32_t bits = pair & 0xffu;
+  return static_cast<uint8_t>((bits & 0x7fu) == 0x7fu ? 0x7fu : bits);
+#else
   return v != v ? uint8_t{0x7f} : numeric::float_to_fp8e4m3_bits(v);
+#endif
 }
 
 // NaN results are returned as the canonical quiet NaN 0x7fc00000 on both

@@ -1,5 +1,5 @@
 // The scalar math of the fused ops (fused/fused_math.h,
-// fused/fused_quant_math.h) against libm in double: exp within 2 ulp, silu /
+// fused/fused_quant.h) against libm in double: exp within 2 ulp, silu /
 // GELU within a few fp32 ulps of their magnitude, and the quantization
 // formulas on hand-picked values (ties to even, saturation, NaN, zero scale).
 #include <gtest/gtest.h>
@@ -9,12 +9,13 @@
 
 #include "common/test_util.h"
 #include "fused/fused_math.h"
-#include "fused/fused_quant_math.h"
+#include "fused/fused_quant.h"
 
 namespace qgemm::test {
 namespace {
 
 using namespace detail::fused;
+namespace quant = detail::quant;
 
 double ulp_of(double x) {
   const float f = static_cast<float>(std::fabs(x));
@@ -72,29 +73,32 @@ TEST(FusedMath, NormalizationFormulas) {
   EXPECT_EQ(dequant_residual(-4, 0.5f), -2.0f);
 }
 
+// The fused ops quantize with quantize()'s formulas (quant_math.h): codes
+// from y · (1/s), dynamic scales from the row's finite statistics.
 TEST(FusedMath, QuantizationFormulas) {
-  const QuantRange int8 = quant_range(false, false), narrow = quant_range(false, true);
-  EXPECT_EQ(quantize_int8(2.5f, 1.0f, 0, int8), 2);   // ties to even
-  EXPECT_EQ(quantize_int8(3.5f, 1.0f, 0, int8), 4);
-  EXPECT_EQ(quantize_int8(-2.5f, 1.0f, 0, int8), -2);
-  EXPECT_EQ(quantize_int8(-1000.0f, 1.0f, 0, int8), -128);
-  EXPECT_EQ(quantize_int8(-1000.0f, 1.0f, 0, narrow), -127);
-  EXPECT_EQ(quantize_int8(INFINITY, 1.0f, 0, int8), 127);
-  EXPECT_EQ(quantize_int8(NAN, 1.0f, 0, int8), 0);
-  EXPECT_EQ(quantize_int8(1.0f, 1.0f, 5, int8), 6);
-  EXPECT_EQ(quantize_fp8(1000.0f, 1.0f), 0x7e);  // saturates to 448
-  EXPECT_EQ(quantize_fp8(-1.0f, 0.5f), numeric::float_to_fp8e4m3_bits(-2.0f));
+  const RowCode unit = static_code(1.0f, 0, false), narrow = static_code(1.0f, 0, true);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(2.5f, unit, false)), 2);  // ties to even
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(3.5f, unit, false)), 4);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(-2.5f, unit, false)), -2);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(-1000.0f, unit, false)), -128);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(-1000.0f, narrow, false)), -127);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(INFINITY, unit, false)), 127);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(NAN, unit, false)), 0);
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(1.0f, static_code(1.0f, 5, false), false)), 6);
+  EXPECT_EQ(quantize_bits(1000.0f, unit, true), 0x7e);  // saturates to 448
+  EXPECT_EQ(quantize_bits(-1.0f, static_code(0.5f, 0, false), true), numeric::float_to_fp8e4m3_bits(-2.0f));
 
-  RowRange r;
-  r.add(-3.0f), r.add(1.0f), r.add(NAN), r.add(INFINITY);
-  EXPECT_EQ(r.amax, 3.0f);
-  EXPECT_EQ(r.lo, -3.0f);
-  EXPECT_EQ(r.hi, 1.0f);
-  EXPECT_EQ(dynamic_row_scale(r, int8, false).scale, 3.0f / 127.0f);
-  const RowScale asym = dynamic_row_scale(r, int8, true);
+  quant::AbsMax amax;
+  quant::MinMax range;
+  for (float y : {-3.0f, 1.0f, NAN, INFINITY}) amax.add(y), range.add(y);
+  EXPECT_EQ(symmetric_code(amax, false, false).scale, 3.0f / 127.0f);
+  EXPECT_EQ(symmetric_code(amax, true, false).scale, 3.0f / 448.0f);
+  const RowCode asym = asymmetric_code(range, false);
   EXPECT_EQ(asym.scale, 4.0f / 255.0f);
-  EXPECT_EQ(asym.zero_point, static_cast<int32_t>(std::nearbyint(-128.0f - (-3.0f) / asym.scale)));
-  EXPECT_EQ(dynamic_row_scale(RowRange{}, int8, false).scale, 1.0f);  // all-zero row
+  EXPECT_EQ(asym.int8.zero_point,
+            static_cast<int32_t>(std::nearbyint(-128.0f - (-3.0f) * (1.0f / asym.scale))));
+  EXPECT_EQ(static_cast<int8_t>(quantize_bits(-3.0f, asym, false)), -128);  // lo maps to −128
+  EXPECT_EQ(symmetric_code(quant::AbsMax{}, false, false).scale, 1.0f);   // all-zero row
 }
 
 }  // namespace

@@ -76,7 +76,9 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
       a.device = Device::cuda(0);
       cuda::fill_random(scale.get(), DType::kFloat32, t, 0.01, 0.02, 44, stream);
       const int vec = op.int32_input ? 4 : 8;
-      const auto table = detail::select_fused_launch(h, vec, true);
+      int sm_count = 0;
+      cuda::check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), "SM count");
+      const auto table = detail::select_fused_launch(t, h, vec, true, sm_count);
       for (int threads : {64, 128, 256, 512}) {
         for (int items : {1, 2, 4, 8}) {
           if (static_cast<int64_t>(threads) * items * vec < h || (items > 1 && threads * (items / 2) * vec >= h)) continue;

@@ -12,14 +12,14 @@
 //                 the rounding error stays within (32 + log2 N)·2⁻²⁴
 //   3. normalize  y[h] (RMS / LayerNorm formulas of fused_math.h)
 //   4. quantize   static scale, or the row's amax (min/max) → scale, then
-//                 q[h] — fused/fused_quant_math.h
+//                 q[h] — fused/fused_quant.h (qgemm::quantize()'s formulas)
 #include "fused/cpu/fused_cpu.h"
 
 #include <vector>
 
 #include "core/cpu_simd.h"
 #include "fused/fused_math.h"
-#include "fused/fused_quant_math.h"
+#include "fused/fused_quant.h"
 #include "gemm/cpu/output_store.h"
 
 namespace qgemm::detail {
@@ -121,22 +121,22 @@ QGEMM_CPU_CLONES void normalize(const FusedArgs& a, float* v) {
 
 // Step 4: the row's scale (static or dynamic) and its quantized values.
 QGEMM_CPU_CLONES void quantize_row(const FusedArgs& a, int64_t t, const float* y) {
-  const QuantRange range = quant_range(a.q_fp8, a.narrow_range);
-  RowScale s;
-  if (a.dynamic) {
-    RowRange r;
-    for (int64_t h = 0; h < a.hidden; ++h) r.add(y[h]);
-    s = dynamic_row_scale(r, range, a.azp != nullptr);
-    a.scale[t] = s.scale;
-    if (a.azp != nullptr) a.azp[t] = s.zero_point;
+  RowCode c;
+  if (!a.dynamic) {
+    c = static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
+  } else if (a.azp != nullptr) {
+    quant::MinMax stats;
+    for (int64_t h = 0; h < a.hidden; ++h) stats.add(y[h]);
+    c = asymmetric_code(stats, a.narrow_range);
+    a.azp[t] = c.int8.zero_point;
   } else {
-    s.scale = a.scale[0];
-    s.zero_point = a.azp != nullptr ? a.azp[0] : 0;
+    quant::AbsMax stats;
+    for (int64_t h = 0; h < a.hidden; ++h) stats.add(y[h]);
+    c = symmetric_code(stats, a.q_fp8, a.narrow_range);
   }
+  if (a.dynamic) a.scale[t] = c.scale;
   auto* q = static_cast<uint8_t*>(a.q) + t * a.ldq;
-  for (int64_t h = 0; h < a.hidden; ++h) {
-    q[h] = quantize_bits(y[h], s.scale, s.zero_point, range, a.q_fp8);
-  }
+  for (int64_t h = 0; h < a.hidden; ++h) q[h] = quantize_bits(y[h], c, a.q_fp8);
 }
 
 }  // namespace

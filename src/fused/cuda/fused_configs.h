@@ -6,17 +6,26 @@
 //   V ≤     threads  items  bf16 rows (N)   why
 //   128     128      1      ≤ 1024          short rows: few idle lanes
 //   256     128      2      ≤ 2048
-//   512     128      4      ≤ 4096          Llama-7B hidden: 4 loads in flight per thread,
-//                                           ~60 registers → 8 blocks (rows) per SM
-//   1024    256      4      ≤ 8192          4 rows of 16 KB per SM
+//   512     256      2      ≤ 4096          Llama-7B hidden
+//   1024    512      2      ≤ 8192
 //   2048    512      4      ≤ 16384         Llama-70B MLP (14336)
 //   4096    512      8      ≤ 32768         64 floats of row per thread, under 128 registers
 //   larger  512      0 (streaming: one pass per step, re-reading the row from L2)
 //
-// Small blocks with several items keep many rows in flight per SM, so that
-// while one row sits in its block reductions (between its loads and its
-// stores) the others keep DRAM busy; `qgemm bench fused --sweep` times every
-// (threads, items) pair per shape to re-derive this table on a new GPU.
+// Two items per thread: each thread has two 16-byte loads in flight and the
+// block is wide enough that its reductions are short. The H100 sweep
+// (`qgemm bench fused --sweep`, bench/results/fused-h100-sweep.json) put
+// 256×2 ahead of 128×4 and 64×8 at N = 4096 (RMSNorm 74 % of copy bandwidth
+// vs 70 % and 50 % at 16384 tokens; SiLU-and-mul 76 % vs 69 %), and 512×2
+// ahead of 256×4 at N = 8192 (and for int32 input at N = 4096: 87 % vs 80 %).
+// `--sweep` times every (threads, items) pair per shape to re-derive this
+// table on a new GPU.
+//
+// Few rows (decode batches, T·threads below kMinThreadsPerSm per SM): the
+// grid of T blocks cannot fill the GPU, and each thread would work through
+// its items one after another, so the row is spread over more threads
+// (threads ×2, items ÷2, same coverage) up to 512 threads: the kernel's
+// time is then one row's latency, shorter with fewer items per thread.
 // 512 threads is the ceiling so that __launch_bounds__(512) leaves 128
 // registers per thread for the 8-item rows.
 #pragma once
@@ -34,11 +43,15 @@ struct FusedRowConfig {
 };
 
 inline constexpr FusedRowConfig kFusedRowConfigs[] = {
-    {128, 128, 1}, {256, 128, 2}, {512, 128, 4}, {1024, 256, 4}, {2048, 512, 4}, {4096, 512, 8},
+    {128, 128, 1}, {256, 128, 2}, {512, 256, 2}, {1024, 512, 2}, {2048, 512, 4}, {4096, 512, 8},
 };
 inline constexpr FusedRowConfig kFusedStreamingConfig = {0, 512, 0};
 
-inline FusedLaunch select_fused_launch(int64_t hidden, int vec_width, bool vector) {
+inline constexpr int kFusedMaxThreads = 512;
+inline constexpr int64_t kMinThreadsPerSm = 1024;  // half of an SM's 2048 resident threads
+
+inline FusedLaunch select_fused_launch(int64_t tokens, int64_t hidden, int vec_width, bool vector,
+                                       int sm_count) {
   const int64_t vectors = vector ? (hidden + vec_width - 1) / vec_width : hidden;
   FusedLaunch launch;
   launch.vector = vector;
@@ -50,6 +63,11 @@ inline FusedLaunch select_fused_launch(int64_t hidden, int vec_width, bool vecto
       launch.items = c.items;
       break;
     }
+  }
+  while (launch.items > 1 && launch.threads < kFusedMaxThreads &&
+         tokens * launch.threads < kMinThreadsPerSm * sm_count) {
+    launch.threads *= 2;
+    launch.items /= 2;
   }
   return launch;
 }

@@ -47,7 +47,9 @@ void fused_cuda(const FusedArgs& args) {
   }
   CudaDeviceGuard guard(args.device);
   const int vec = vector_width(args.x_dtype);
-  const FusedLaunch launch = select_fused_launch(args.hidden, vec, can_vectorize(args, vec));
+  int sm_count = 0;
+  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, args.device.index));
+  const FusedLaunch launch = select_fused_launch(args.tokens, args.hidden, vec, can_vectorize(args, vec), sm_count);
   if (args.op == FusedOp::kRmsNorm || args.op == FusedOp::kLayerNorm) {
     launch_fused_norm(args, launch);
   } else {

@@ -9,19 +9,22 @@
 
 namespace qgemm::detail::fused {
 
+template <class Op, int kVec, int kItems>
+void launch_kernel(const FusedArgs& args, const FusedLaunch& launch) {
+  fused_row_kernel<Op, kVec, kItems>
+      <<<static_cast<unsigned>(args.tokens), launch.threads, 0, as_cuda_stream(args.stream)>>>(args);
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class Op, int kVec>
 void launch_items(const FusedArgs& args, const FusedLaunch& launch) {
-  const dim3 grid(static_cast<unsigned>(args.tokens));
-  const dim3 block(static_cast<unsigned>(launch.threads));
-  const cudaStream_t stream = as_cuda_stream(args.stream);
   switch (launch.items) {
-    case 1: fused_row_kernel<Op, kVec, 1><<<grid, block, 0, stream>>>(args); break;
-    case 2: fused_row_kernel<Op, kVec, 2><<<grid, block, 0, stream>>>(args); break;
-    case 4: fused_row_kernel<Op, kVec, 4><<<grid, block, 0, stream>>>(args); break;
-    case 8: fused_row_kernel<Op, kVec, 8><<<grid, block, 0, stream>>>(args); break;
-    default: fused_row_kernel<Op, kVec, 0><<<grid, block, 0, stream>>>(args); break;
+    case 1: return launch_kernel<Op, kVec, 1>(args, launch);
+    case 2: return launch_kernel<Op, kVec, 2>(args, launch);
+    case 4: return launch_kernel<Op, kVec, 4>(args, launch);
+    case 8: return launch_kernel<Op, kVec, 8>(args, launch);
+    default: return launch_kernel<Op, kVec, 0>(args, launch);
   }
-  QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
 // kVectorWidth: elements per 16 bytes of the op's input.

@@ -21,29 +21,17 @@
 // CPU's pairwise order only, which is the one CPU/GPU difference allowed.
 #pragma once
 
+#include "fused/cuda/fused_configs.h"
 #include "fused/cuda/fused_ops.cuh"
-#include "fused/fused_quant_math.h"
+#include "fused/fused_quant.h"
+#include "quant/cuda/quant_reduce.cuh"
 
 namespace qgemm::detail::fused {
-
-constexpr int kMaxThreads = 512;
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) v = f_add(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
-}
-
-__device__ __forceinline__ RowRange warp_range(RowRange r) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    RowRange o;
-    o.amax = __shfl_xor_sync(0xffffffffu, r.amax, offset);
-    o.lo = __shfl_xor_sync(0xffffffffu, r.lo, offset);
-    o.hi = __shfl_xor_sync(0xffffffffu, r.hi, offset);
-    r.merge(o);
-  }
-  return r;
 }
 
 // Sum over the block, returned to every thread (warp trees, then one warp
@@ -64,46 +52,52 @@ __device__ __forceinline__ float block_sum(float v) {
   return total;
 }
 
-__device__ __forceinline__ RowRange block_range(RowRange r) {
-  __shared__ RowRange partial[32];
-  __shared__ RowRange total;
-  r = warp_range(r);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) partial[warp] = r;
-  __syncthreads();
-  if (warp == 0) {
-    RowRange t = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : RowRange{};
-    t = warp_range(t);
-    if (lane == 0) total = t;
-  }
-  __syncthreads();
-  return total;
-}
-
-// The row's scale: static, or from its range (thread 0 writes scale / azp).
-__device__ __forceinline__ RowScale finish_scale(const FusedArgs& a, int64_t row, const RowRange& local,
-                                                 QuantRange range) {
-  RowScale s;
-  if (!a.dynamic) {
-    s.scale = a.scale[0];
-    s.zero_point = a.azp != nullptr ? a.azp[0] : 0;
-    return s;
-  }
-  s = dynamic_row_scale(block_range(local), range, a.azp != nullptr);
-  if (threadIdx.x == 0) {
-    a.scale[row] = s.scale;
-    if (a.azp != nullptr) a.azp[row] = s.zero_point;
-  }
-  return s;
-}
-
+// The row's statistics for a dynamic scale: the finite min / max with 0
+// (asymmetric) or the largest finite magnitude (symmetric), over the values
+// this thread holds.
 template <int N>
-__device__ __forceinline__ void store_quantized(const FusedArgs& a, int64_t row, int64_t col,
-                                                const float (&y)[N], const RowScale& s, QuantRange range) {
+__device__ __forceinline__ void add_stats(quant::MinMax& range, quant::AbsMax& amax, const float (&y)[N],
+                                          bool asymmetric) {
+  if (asymmetric) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) range.add(y[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) amax.add(y[j]);
+  }
+}
+
+// The row's code: static, or from its statistics reduced over the block
+// (thread 0 writes scale / azp).
+__device__ __forceinline__ RowCode finish_code(const FusedArgs& a, int64_t row, const quant::MinMax& range,
+                                               const quant::AbsMax& amax) {
+  if (!a.dynamic) return static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
+  const bool asymmetric = a.azp != nullptr;
+  const RowCode c = asymmetric ? asymmetric_code(reduce_block(range), a.narrow_range)
+                               : symmetric_code(reduce_block(amax), a.q_fp8, a.narrow_range);
+  if (threadIdx.x == 0) {
+    a.scale[row] = c.scale;
+    if (asymmetric) a.azp[row] = c.int8.zero_point;
+  }
+  return c;
+}
+
+template <bool kFp8, int N>
+__device__ __forceinline__ void store_quantized_as(const FusedArgs& a, int64_t row, int64_t col,
+                                                   const float (&y)[N], const RowCode& c) {
   Pack<uint8_t, N> q;
 #pragma unroll
-  for (int j = 0; j < N; ++j) q.v[j] = quantize_bits(y[j], s.scale, s.zero_point, range, a.q_fp8);
+  for (int j = 0; j < N; ++j) q.v[j] = quantize_as<kFp8>(y[j], c);
   store_pack(static_cast<uint8_t*>(a.q) + row * a.ldq + col, q);
+}
+
+// The output dtype is a run-time flag: one uniform branch per chunk, not a
+// select per element.
+template <int N>
+__device__ __forceinline__ void store_quantized(const FusedArgs& a, int64_t row, int64_t col,
+                                                const float (&y)[N], const RowCode& c) {
+  if (a.q_fp8) store_quantized_as<true>(a, row, col, y, c);
+  else store_quantized_as<false>(a, row, col, y, c);
 }
 
 template <class Op, int kVec>
@@ -123,14 +117,16 @@ __device__ __forceinline__ int64_t chunk_column(int i) {
   return (static_cast<int64_t>(i) * blockDim.x + threadIdx.x) * kVec;
 }
 
-template <class Op, int kVec, int kItems>
-__device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row, QuantRange range) {
+// kFull: every thread's kItems chunks lie inside the row (N = kItems ·
+// threads · kVec, the common case), so no chunk needs a bounds branch.
+template <class Op, int kVec, int kItems, bool kFull>
+__device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row) {
   const int64_t chunks = (a.hidden + kVec - 1) / kVec;
   float v[kItems][kVec];
   bool valid[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    valid[i] = chunk_column<kVec>(i) < chunks * kVec;
+    valid[i] = kFull || chunk_column<kVec>(i) < chunks * kVec;
     if (valid[i]) Op::template prologue<kVec>(a, row, chunk_column<kVec>(i), v[i], true);
   }
   RowNorm norm;
@@ -152,24 +148,24 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
       norm.inv = inv_std(block_sum(c), a.hidden, a.eps);
     }
   }
-  RowRange local;
+  quant::MinMax range;
+  quant::AbsMax amax;
+  const bool asymmetric = a.azp != nullptr;
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     if (!valid[i]) continue;
     Op::template normalize<kVec>(a, chunk_column<kVec>(i), v[i], norm);
-    if (!a.dynamic) continue;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) local.add(v[i][j]);
+    if (a.dynamic) add_stats(range, amax, v[i], asymmetric);
   }
-  const RowScale s = finish_scale(a, row, local, range);
+  const RowCode c = finish_code(a, row, range, amax);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    if (valid[i]) store_quantized<kVec>(a, row, chunk_column<kVec>(i), v[i], s, range);
+    if (valid[i]) store_quantized<kVec>(a, row, chunk_column<kVec>(i), v[i], c);
   }
 }
 
 template <class Op, int kVec>
-__device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row, QuantRange range) {
+__device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
   const int64_t chunks = (a.hidden + kVec - 1) / kVec;
   bool first = true;
   float v[kVec];
@@ -193,32 +189,35 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row, Q
       norm.inv = inv_std(block_sum(centered), a.hidden, a.eps);
     }
   }
-  RowRange local;
+  quant::MinMax range;
+  quant::AbsMax amax;
   if (a.dynamic) {
     for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
       Op::template prologue<kVec>(a, row, c * kVec, v, first);
       Op::template normalize<kVec>(a, c * kVec, v, norm);
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) local.add(v[j]);
+      add_stats(range, amax, v, a.azp != nullptr);
     }
     first = false;
   }
-  const RowScale s = finish_scale(a, row, local, range);
+  const RowCode code = finish_code(a, row, range, amax);
   for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
     Op::template prologue<kVec>(a, row, c * kVec, v, first);
     Op::template normalize<kVec>(a, c * kVec, v, norm);
-    store_quantized<kVec>(a, row, c * kVec, v, s, range);
+    store_quantized<kVec>(a, row, c * kVec, v, code);
   }
 }
 
 template <class Op, int kVec, int kItems>
-__global__ void __launch_bounds__(kMaxThreads) fused_row_kernel(const FusedArgs args) {
+__global__ void __launch_bounds__(kFusedMaxThreads) fused_row_kernel(const FusedArgs args) {
   const int64_t row = blockIdx.x;
-  const QuantRange range = quant_range(args.q_fp8, args.narrow_range);
   if constexpr (kItems > 0) {
-    row_in_registers<Op, kVec, kItems>(args, row, range);
+    if (args.hidden == static_cast<int64_t>(kItems) * blockDim.x * kVec) {
+      row_in_registers<Op, kVec, kItems, true>(args, row);
+    } else {
+      row_in_registers<Op, kVec, kItems, false>(args, row);
+    }
   } else {
-    row_streaming<Op, kVec>(args, row, range);
+    row_streaming<Op, kVec>(args, row);
   }
 }
 

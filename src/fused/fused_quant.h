@@ -1,0 +1,63 @@
+// fused_quant.h — how a fused op quantizes its result row y: with exactly the
+// formulas of qgemm::quantize() (quant/quant_math.h), so rms_norm_quant(x)
+// gives the bits quantize() would give for the normalized row y, on both
+// backends:
+//
+//   symmetric       s = amax / qmax                  q = sat(rne(y · (1/s)))
+//   asymmetric int8 s = (hi − lo) / 255, z = rne(−128 − lo · (1/s))
+//                                                    q = sat(rne(y · (1/s)) + z)
+//   fp8 e4m3        s = amax / 448                   q = fp8_rne_sat(y · (1/s))
+//   static          s, z given                       the same codes with 1/s
+//
+// amax, lo = min(0, min y), hi = max(0, max y) over the finite values of the
+// row; fmaxf / fminf are order-independent, so every reduction tree gives the
+// same statistics. A scale that would be 0 becomes 1 (quant_math.h).
+#pragma once
+
+#include <cstdint>
+
+#include "core/numeric.h"
+#include "quant/quant_math.h"
+
+namespace qgemm::detail::fused {
+
+// What every element of one row needs: the scale written out, 1/s, the
+// zero point and the int8 clamp bounds (quant::Int8Code).
+struct RowCode {
+  float scale = 1.0f;
+  quant::Int8Code int8{1.0f, 0, -128, 127};
+};
+
+QGEMM_HD RowCode row_code(float scale, float inv_scale, int32_t zero_point, bool narrow_range) {
+  return {scale, quant::int8_code(inv_scale, zero_point, narrow_range)};
+}
+
+// A static scale (and zero point), as quantize()'s static per-tensor mode.
+QGEMM_HD RowCode static_code(float scale, int32_t zero_point, bool narrow_range) {
+  return row_code(scale, quant::reciprocal(scale), zero_point, narrow_range);
+}
+
+// Dynamic symmetric: s = amax / qmax (127 for int8, 448 for fp8).
+QGEMM_HD RowCode symmetric_code(const quant::AbsMax& stats, bool fp8, bool narrow_range) {
+  const float scale = quant::symmetric_scale(stats, fp8 ? numeric::kFp8E4M3Max : quant::kInt8Max);
+  return row_code(scale, quant::reciprocal(scale), 0, narrow_range);
+}
+
+// Dynamic asymmetric int8: s = (hi − lo) / 255 and its zero point.
+QGEMM_HD RowCode asymmetric_code(const quant::MinMax& stats, bool narrow_range) {
+  const float scale = quant::asymmetric_scale(stats);
+  const float inv_scale = quant::reciprocal(scale);
+  return row_code(scale, inv_scale, quant::asymmetric_zero_point(stats, inv_scale), narrow_range);
+}
+
+// One element of the output: the bits of q in the output dtype.
+template <bool kFp8>
+QGEMM_HD uint8_t quantize_as(float y, const RowCode& c) {
+  if constexpr (kFp8) return quant::quantize_fp8(y, c.int8.inv_scale);
+  else return static_cast<uint8_t>(quant::quantize_int8(y, c.int8));
+}
+QGEMM_HD uint8_t quantize_bits(float y, const RowCode& c, bool fp8) {
+  return fp8 ? quantize_as<true>(y, c) : quantize_as<false>(y, c);
+}
+
+}  // namespace qgemm::detail::fused
