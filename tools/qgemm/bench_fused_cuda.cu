@@ -7,7 +7,12 @@
 // Records: op = the qgemm entry ("rms_norm_quant", …), shape = "TxH" (H = the
 // output width; SiLU reads [T, 2H]), impl = "qgemm-<mode>" or
 // "unfused-<mode>", bytes = the minimum DRAM traffic of the op (inputs read
-// once, outputs written once; per-hidden parameters left out). The Python
+// once, outputs written once; per-hidden parameters left out), median_us =
+// device time (launches queued behind a spin kernel, cuda::time_cuda_device),
+// extra host_us = CUDA events around single host calls (includes launch and
+// validation overhead when that exceeds the kernel), frac_of_copy_bw against
+// the 1 GiB copy and frac_of_same_size_copy against a cudaMemcpy moving the
+// same bytes (the floor any single launch of that size has). The Python
 // bench adds "torch-eager-<mode>" / "torch-compile-<mode>" records of the
 // same op, shape and bytes (docs/fused.md, "Benchmarks").
 #include <map>
@@ -191,14 +196,38 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
     if (s.size() != 2) throw std::invalid_argument("--shapes takes TxH pairs");
     const ShapeBuffers buffers(s[0], s[1], stream);
     const std::string shape = std::to_string(s[0]) + "x" + std::to_string(s[1]);
+    std::map<double, double> same_size_copies;  // bytes → GB/s of a copy that size
+    auto same_size_copy = [&](double bytes) {
+      auto it = same_size_copies.find(bytes);
+      if (it != same_size_copies.end()) return it->second;
+      const auto half = static_cast<size_t>(bytes / 2);
+      const int sets = cuda::rotation_sets(2 * half);  // cold reads, as for the ops
+      cuda::DeviceBuffer src(half * sets), dst(half * sets);
+      cuda::fill_random(src.get(), DType::kInt8, half * sets, -128, 127, 5, stream);
+      const auto st = cuda::time_cuda_device(
+          [&](int i) {
+            const size_t offset = half * static_cast<size_t>(i % sets);
+            cuda::check(cudaMemcpyAsync(dst.as<uint8_t>() + offset, src.as<uint8_t>() + offset, half,
+                                        cudaMemcpyDeviceToDevice, stream),
+                        "copy");
+          },
+          stream, warmup, runs);
+      return same_size_copies[bytes] = 2.0 * static_cast<double>(half) / (st.median_us * 1e3);
+    };
     for (const Variant& v : kVariants) {
       if (!only.empty() && ("," + only + ",").find("," + std::string(v.name) + ",") == std::string::npos) continue;
       const double bytes = op_bytes(v.op, static_cast<double>(s[0]), static_cast<double>(s[1]), v.dynamic);
+      const double same_size_gbps = same_size_copy(bytes);
       auto time = [&](auto&& launch) {
+        return cuda::time_cuda_device([&](int i) { launch(v, buffers, i % buffers.sets, stream); }, stream, warmup,
+                                      runs);
+      };
+      auto host_time = [&](auto&& launch) {
         return cuda::time_cuda([&](int i) { launch(v, buffers, i % buffers.sets, stream); }, stream, warmup, runs);
       };
       const TimingStats unfused = time(run_unfused);
       const TimingStats fused = time(run_qgemm);
+      const TimingStats fused_host = host_time(run_qgemm);
       auto add = [&](const std::string& impl, const TimingStats& stats) {
         BenchRecord r;
         r.op = v.name;
@@ -210,7 +239,11 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
         r.runs = stats.runs;
         r.bytes = bytes;
         r.extra["frac_of_copy_bw"] = bytes / (stats.median_us * 1e3) / copy_gbps;
-        if (impl == "qgemm-") r.extra["speedup_vs_unfused"] = unfused.median_us / stats.median_us;
+        r.extra["frac_of_same_size_copy"] = bytes / (stats.median_us * 1e3) / same_size_gbps;
+        if (impl == "qgemm-") {
+          r.extra["speedup_vs_unfused"] = unfused.median_us / stats.median_us;
+          r.extra["host_us"] = fused_host.median_us;
+        }
         report.add(r);
       };
       add("unfused-", unfused);

@@ -47,14 +47,6 @@ const Variant kVariants[] = {
 };
 constexpr int kGroup = 128;
 
-// Device time: the timed launches (and their events) are queued behind a
-// spin kernel that outlasts their host-side enqueueing, then run back to back.
-TimingStats time_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup, int runs) {
-  for (int i = 0; i < warmup; ++i) launch(i);
-  quant_peers::spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
-  return cuda::time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);
-}
-
 struct Shape {
   int64_t tokens, hidden;
 };
@@ -90,7 +82,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
     // eager workspace, which holds 4 bytes per element).
     auto copy_for = [&](double bytes) {
       const auto half = static_cast<size_t>(bytes / 2);
-      const auto st = time_device(
+      const auto st = cuda::time_cuda_device(
           [&](int i) { cuda::check(cudaMemcpyAsync(ws.f32_a, x_at(i), half, cudaMemcpyDeviceToDevice, stream), "copy"); },
           stream, warmup, runs);
       return 2.0 * static_cast<double>(half) / (st.median_us * 1e3);
@@ -135,7 +127,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
       };
       const double bytes = static_cast<double>(x_bytes + q_bytes + scales * (v.symmetric ? 4 : 8));
       const auto host = cuda::time_cuda(launch, stream, warmup, runs);
-      const auto device = time_device(launch, stream, warmup, runs);
+      const auto device = cuda::time_cuda_device(launch, stream, warmup, runs);
       const double same_size = copy_for(bytes);
       BenchRecord r = record(v.impl, host, device, bytes, same_size);
 
@@ -144,7 +136,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
         quant_peers::eager_composite(v.peer, x_at(i), q_at(i), scale.as<float>(), t, h, peer_group, ws, stream);
       };
       const auto peer_host = cuda::time_cuda(peer, stream, warmup, runs);
-      const auto peer_device = time_device(peer, stream, warmup, runs);
+      const auto peer_device = cuda::time_cuda_device(peer, stream, warmup, runs);
       r.extra["speedup_vs_eager_composite"] = peer_device.median_us / device.median_us;
       report.add(r);
       report.add(record(std::string("eager-composite-") + (v.impl + 6), peer_host, peer_device, bytes, same_size));
@@ -152,7 +144,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
     auto pair = [&](int i) { quant_peers::unfused_pair(x_at(i), q_at(i), scale.as<float>(), t, h, stream); };
     const double pair_bytes = static_cast<double>(x_bytes + q_bytes + t * 4);
     report.add(record("unfused-amax+quantize-int8", cuda::time_cuda(pair, stream, warmup, runs),
-                      time_device(pair, stream, warmup, runs), pair_bytes, copy_for(pair_bytes)));
+                      cuda::time_cuda_device(pair, stream, warmup, runs), pair_bytes, copy_for(pair_bytes)));
   }
 }
 

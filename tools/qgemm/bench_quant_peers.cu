@@ -142,14 +142,6 @@ struct PairQuantize {
   }
 };
 
-__global__ void spin_kernel(uint64_t ns) {
-  uint64_t start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
-
 }  // namespace
 
 EagerWorkspace EagerWorkspace::carve(void* base, int64_t tokens, int64_t hidden) {
@@ -220,11 +212,6 @@ void unfused_pair(const void* x, void* q, float* scale, int64_t tokens, int64_t 
   pair_amax_kernel<<<static_cast<unsigned>(tokens), kThreads, 0, stream>>>(static_cast<const uint16_t*>(x), scale, hidden);
   elementwise(static_cast<const uint16_t*>(x), static_cast<int8_t*>(q), tokens * hidden,
               PairQuantize{scale, hidden}, stream);
-}
-
-void spin(uint64_t ns, cudaStream_t stream) {
-  spin_kernel<<<1, 1, 0, stream>>>(ns);
-  cuda::check(cudaGetLastError(), "spin");
 }
 
 }  // namespace qgemm::tools::quant_peers

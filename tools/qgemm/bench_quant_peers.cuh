@@ -58,8 +58,4 @@ void eager_composite(EagerOp op, const void* x, void* q, float* scale, int64_t t
 // Enqueues the unfused pair for per-token symmetric int8 (scale: fp32 [T]).
 void unfused_pair(const void* x, void* q, float* scale, int64_t tokens, int64_t hidden, cudaStream_t stream);
 
-// Enqueues one kernel that spins for `ns` nanoseconds: timed launches queued
-// behind it start back to back, so CUDA events measure device time only.
-void spin(uint64_t ns, cudaStream_t stream);
-
 }  // namespace qgemm::tools::quant_peers

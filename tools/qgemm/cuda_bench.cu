@@ -124,6 +124,30 @@ TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t strea
   return summarize(samples);
 }
 
+namespace {
+
+__global__ void spin_kernel(uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+}  // namespace
+
+void spin(uint64_t ns, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(ns);
+  check(cudaGetLastError(), "spin");
+}
+
+TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
+                             int runs) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
+  return time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);
+}
+
 double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs) {
   DeviceBuffer src(bytes), dst(bytes);
   fill_random(src.get(), DType::kInt8, bytes, -128, 127, 1, stream);

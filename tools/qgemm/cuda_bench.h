@@ -56,6 +56,16 @@ int rotation_sets(size_t bytes_per_set, int max_sets = 64);
 TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                       int runs);
 
+// Enqueues one kernel that spins for `ns` nanoseconds.
+void spin(uint64_t ns, cudaStream_t stream);
+
+// Device time of launch(iteration): `warmup` untimed runs, then the `runs`
+// timed launches (each between two CUDA events) are queued behind a spin
+// kernel that outlasts their host-side enqueueing, so they run back to back
+// and the events measure the GPU, not the host's launch overhead.
+TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
+                             int runs);
+
 // Device-to-device copy of `bytes`: returns (bytes read + bytes written) / time in GB/s.
 double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs = 20);
 
