@@ -17,8 +17,9 @@ struct FusedLaunch {
 
 void fused_cuda(const FusedArgs& args);
 
-// RMSNorm and LayerNorm kernels (fused_norm_cuda.cu).
+// RMSNorm and LayerNorm kernels (fused_norm_cuda.cu, fused_rms_cuda.cu).
 void launch_fused_norm(const FusedArgs& args, const FusedLaunch& launch);
+void launch_fused_rms(const FusedArgs& args, const FusedLaunch& launch);
 // SiLU-and-mul and GELU kernels (fused_act_cuda.cu).
 void launch_fused_act(const FusedArgs& args, const FusedLaunch& launch);
 

@@ -4,7 +4,8 @@
 // call into fused/fused_math.h, the code the CPU twin runs.
 //
 //   op               prologue v                              stats   normalize
-//   RmsOp            x, or residual ← round(residual + x)    Σv²     v·inv_rms·w
+//   RmsOp            x                                       Σv²     v·inv_rms·w
+//   AddRmsOp         residual ← round(residual + x)          Σv²     v·inv_rms·w
 //   LayerNormOp      x + bias + residual                     Σv, Σ(v−μ)²  (v−μ)·inv·γ + β
 //   LayerNormInt32Op fma(sa, sw·acc, bias) + rs·residual_q   Σv, Σ(v−μ)²  (v−μ)·inv·γ + β
 //   SiluMulOp        silu(gate)·up                           —       —
@@ -56,16 +57,20 @@ __device__ __forceinline__ void dequant_int32_chunk(const FusedArgs& a, int64_t 
   for (int j = 0; j < N; ++j) v[j] = dequant_acc(acc.v[j], sa, sw[j], bias[j], has_bias);
 }
 
-template <DType kX>
-struct RmsOp {
+// RMSNorm without (kResidual = false) or with the residual add: two
+// instantiations, because the plain form fits in fewer registers
+// (fused_row_kernel.cuh, kMinBlocksPerSm).
+template <DType kX, bool kResidual>
+struct RmsOpT {
   static constexpr RowStats kStats = RowStats::kRms;
+  static constexpr bool kFewRegisters = !kResidual;
   // `first`: the first pass over this chunk. Later passes (the streaming
   // kernel for very long rows) read the residual already stored.
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N],
                                   bool first) {
     using E = Elem<kX>;
-    if (a.residual == nullptr) return load_floats<kX, N>(a.x, row * a.ldx + col, v);
+    if constexpr (!kResidual) return load_floats<kX, N>(a.x, row * a.ldx + col, v);
     auto* residual = static_cast<typename E::T*>(a.residual) + row * a.ld_residual + col;
     const auto stored = load_pack<typename E::T, N>(residual);
     if (!first) {
@@ -92,10 +97,16 @@ struct RmsOp {
   }
 };
 
+template <DType kX>
+using RmsOp = RmsOpT<kX, false>;
+template <DType kX>
+using AddRmsOp = RmsOpT<kX, true>;
+
 // The LayerNorm normalization shared by the float and int32 forms.
 template <DType kParam>
 struct LayerNormBase {
   static constexpr RowStats kStats = RowStats::kMeanVar;
+  static constexpr bool kFewRegisters = false;
   template <int N>
   __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
     float gamma[N], beta[N];
@@ -141,6 +152,7 @@ struct LayerNormInt32Op : LayerNormBase<kParam> {
 // Elementwise ops: no statistics, nothing to normalize.
 struct ElementwiseBase {
   static constexpr RowStats kStats = RowStats::kNone;
+  static constexpr bool kFewRegisters = true;
   template <int N>
   __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
 };

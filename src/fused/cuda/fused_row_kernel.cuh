@@ -207,8 +207,18 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
   }
 }
 
+// Minimum resident blocks (of up to 512 threads) the register allocation must
+// allow. Two items per thread for plain RMSNorm and the activations
+// (Op::kFewRegisters): 4, i.e. ≤ 32 registers, so that 2048 threads — eight
+// 256-thread rows — fit an SM (ptxas spills at most 24 bytes); H100, 16384
+// tokens: RMSNorm 70 → 81 % of copy bandwidth at N = 4096, 74 → 84 % at
+// 8192. Otherwise ptxas's choice: the residual form and LayerNorm spill
+// more under the cap and got slower.
+template <class Op, int kItems>
+constexpr int kMinBlocksPerSm = kItems == 2 && Op::kFewRegisters ? 4 : 1;
+
 template <class Op, int kVec, int kItems>
-__global__ void __launch_bounds__(kFusedMaxThreads) fused_row_kernel(const FusedArgs args) {
+__global__ void __launch_bounds__(kFusedMaxThreads, (kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {
   const int64_t row = blockIdx.x;
   if constexpr (kItems > 0) {
     if (args.hidden == static_cast<int64_t>(kItems) * blockDim.x * kVec) {
