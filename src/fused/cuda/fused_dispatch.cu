@@ -49,7 +49,8 @@ void fused_cuda(const FusedArgs& args) {
   const int vec = vector_width(args.x_dtype);
   int sm_count = 0;
   QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, args.device.index));
-  const FusedLaunch launch = select_fused_launch(args.tokens, args.hidden, vec, can_vectorize(args, vec), sm_count);
+  const FusedLaunch launch = select_fused_launch(args.tokens, args.hidden, vec, can_vectorize(args, vec), sm_count,
+                                                 args.op == FusedOp::kLayerNorm && args.x_dtype == DType::kInt32);
   if (args.op == FusedOp::kRmsNorm || args.op == FusedOp::kLayerNorm) {
     launch_fused_norm(args, launch);
   } else {
