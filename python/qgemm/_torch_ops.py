@@ -15,7 +15,7 @@ as types to infer each op's schema.
 """
 
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _arrays, _qgemm
 
@@ -26,6 +26,42 @@ enabled = False
 def use_torch_op(x: Any, stream: Any) -> bool:
     """True when `x` is a torch tensor and no explicit stream was given."""
     return enabled and stream is None and isinstance(x, torch.Tensor)
+
+
+# Each op's Python implementation, by op name (filled by _register).
+DIRECT: Dict[str, Callable[..., Any]] = {}
+
+
+class _DirectOps:
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        return DIRECT[name]
+
+
+_direct_ops = _DirectOps()
+
+
+def ops(anchor: Any) -> Any:
+    """Where a torch-tensor call goes: torch.ops.qgemm while torch.compile
+    traces (and for tensor subclasses, e.g. fake tensors), otherwise the
+    ops' Python implementations themselves. Those are the same code the
+    registered ops run, minus the dispatcher and custom-op wrapper, which
+    cost tens of µs per eager call."""
+    if type(anchor) is not torch.Tensor or torch.compiler.is_compiling():
+        return torch.ops.qgemm
+    return _direct_ops
+
+
+def _remembering(custom_op: Any) -> Any:
+    """torch.library.custom_op that also records the implementation in DIRECT."""
+
+    def define(name: str, fn: Any = None, **kwargs: Any) -> Any:
+        def register(impl: Any) -> Any:
+            DIRECT[name.split("::", 1)[1]] = impl
+            return custom_op(name, impl, **kwargs)
+
+        return register if fn is None else register(fn)
+
+    return define
 
 
 _NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8e4m3": "float8_e4m3fn",
@@ -50,6 +86,11 @@ def _run(op: Any, anchor: Any, **tensors: Any) -> None:
     op(**_args(tensors), stream=stream)
 
 
+# The functional ops (which allocate their outputs) call the extension
+# through _run directly rather than through their _out op: a custom op called
+# from inside another costs a second pass through the dispatcher.
+
+
 def _run_offline(op: Any, **tensors: Any) -> None:
     """Calls a CPU-only extension op (no stream)."""
     op(**_args(tensors))
@@ -68,7 +109,9 @@ def quant_shapes(input: Any, mode: str, group_size: int) -> Tuple[Tuple[int, ...
 
 def _register() -> None:
     from torch import Tensor
-    from torch.library import custom_op
+    from torch.library import custom_op as torch_custom_op
+
+    custom_op = _remembering(torch_custom_op)
 
     # ---- gemm ----------------------------------------------------------
     @custom_op("qgemm::scaled_mm_out", mutates_args=("out",))
@@ -84,7 +127,7 @@ def _register() -> None:
     def scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor],
                   out_dtype: torch.dtype) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
-        scaled_mm_out(out, a, b, scale_a, scale_b, bias)
+        _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias)
         return out
 
     @scaled_mm.register_fake
@@ -105,7 +148,8 @@ def _register() -> None:
     def scaled_mm_azp(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, azp_adj: Tensor,
                       azp: Optional[Tensor], bias: Optional[Tensor], out_dtype: torch.dtype) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
-        scaled_mm_azp_out(out, a, b, scale_a, scale_b, azp_adj, azp, bias)
+        _run(_qgemm.scaled_mm_azp, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, azp_adj=azp_adj,
+             azp=azp, bias=bias)
         return out
 
     @scaled_mm_azp.register_fake
@@ -123,7 +167,7 @@ def _register() -> None:
     @custom_op("qgemm::azp_adj", mutates_args=())
     def azp_adj(b: Tensor, azp: Optional[int]) -> Tensor:
         out = torch.empty((b.shape[1],), dtype=torch.int32, device=b.device)
-        azp_adj_out(out, b, azp)
+        _run(_qgemm.azp_adj, b, out=out, b=b, azp=azp)
         return out
 
     @azp_adj.register_fake
@@ -145,7 +189,8 @@ def _register() -> None:
     def weight_only_mm(a: Tensor, w: Tensor, scales: Tensor, offsets: Optional[Tensor], group_size: int,
                        bias: Optional[Tensor]) -> Tensor:
         out = torch.empty((a.shape[0], scales.shape[0]), dtype=a.dtype, device=a.device)
-        weight_only_mm_out(out, a, w, scales, offsets, group_size, bias)
+        _run(_qgemm.weight_only_mm, a, out=out, a=a, w=w, scales=scales, offsets=offsets, group_size=group_size,
+             bias=bias)
         return out
 
     @weight_only_mm.register_fake

@@ -35,11 +35,11 @@ def register(custom_op: Any, Tensor: Any, run: Any, run_offline: Any) -> None:
     def quantize(input: Tensor, dtype: torch.dtype, quant_mode: str, symmetric: bool, narrow_range: bool,
                  group_size: int, scale: Optional[Tensor], azp: Optional[Tensor]) -> Tuple[Tensor, Tensor, Tensor]:
         q, new_scale, new_azp = _quantize_outputs(input, dtype, quant_mode, symmetric, group_size, torch.empty)
-        if quant_mode == "static":
-            quantize_out(q, scale, azp, input, quant_mode, symmetric, narrow_range, group_size)
-        else:
-            quantize_out(q, new_scale, None if symmetric else new_azp, input, quant_mode, symmetric, narrow_range,
-                         group_size)
+        # The extension directly, not through quantize_out: a nested custom op
+        # would add a second pass through the dispatcher to every call.
+        out_scale, out_azp = (scale, azp) if quant_mode == "static" else (new_scale, None if symmetric else new_azp)
+        run(_qgemm.quantize, input, out=q, scale=out_scale, azp=out_azp, input=input, mode=quant_mode,
+            symmetric=symmetric, narrow_range=narrow_range, group_size=group_size)
         return q, new_scale, new_azp
 
     @quantize.register_fake
@@ -60,7 +60,8 @@ def register(custom_op: Any, Tensor: Any, run: Any, run_offline: Any) -> None:
     def dequantize(input: Tensor, scale: Tensor, azp: Optional[Tensor], quant_mode: str, group_size: int,
                    out_dtype: torch.dtype) -> Tensor:
         out = torch.empty(input.shape, dtype=out_dtype, device=input.device)
-        dequantize_out(out, input, scale, azp, quant_mode, group_size)
+        run(_qgemm.dequantize, input, out=out, input=input, scale=scale, azp=azp, mode=quant_mode,
+            group_size=group_size)
         return out
 
     @dequantize.register_fake

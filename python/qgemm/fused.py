@@ -22,7 +22,7 @@ def _fused(op: str, inputs: Dict[str, Any], width: int, dtype: Any, mode: str, s
            scale: Any, azp: Any, out: Any, stream: Any) -> Result:
     anchor = next(iter(inputs.values()))
     if _torch_ops.use_torch_op(anchor, stream):
-        ops = _torch_ops.torch.ops.qgemm
+        ops = _torch_ops.ops(anchor)
         if out is None and (mode == "static" or (scale is None and azp is None)):
             q, new_scale, new_azp = getattr(ops, op)(*inputs.values(), _torch_ops.torch_dtype(dtype), mode,
                                                       symmetric, narrow_range, scale, azp)

@@ -33,9 +33,9 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, o
     dtype; default: bias's dtype, else bf16. Returns out."""
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
-            return _torch_ops.torch.ops.qgemm.scaled_mm(a, b, scale_a, scale_b, bias,
+            return _torch_ops.ops(a).scaled_mm(a, b, scale_a, scale_b, bias,
                                                         _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)))
-        _torch_ops.torch.ops.qgemm.scaled_mm_out(out, a, b, scale_a, scale_b, bias)
+        _torch_ops.ops(a).scaled_mm_out(out, a, b, scale_a, scale_b, bias)
         return out
     if out is None:
         _arrays.require(a, "a")
@@ -55,9 +55,9 @@ def scaled_mm_azp(a: Any, b: Any, scale_a: Any, scale_b: Any, azp_adj: Any, azp:
     zero points azp [M] int32 and azp_adj = column sums of b. Returns out."""
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
-            return _torch_ops.torch.ops.qgemm.scaled_mm_azp(
+            return _torch_ops.ops(a).scaled_mm_azp(
                 a, b, scale_a, scale_b, azp_adj, azp, bias, _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)))
-        _torch_ops.torch.ops.qgemm.scaled_mm_azp_out(out, a, b, scale_a, scale_b, azp_adj, azp, bias)
+        _torch_ops.ops(a).scaled_mm_azp_out(out, a, b, scale_a, scale_b, azp_adj, azp, bias)
         return out
     if out is None:
         _arrays.require(a, "a")
@@ -74,8 +74,8 @@ def azp_adj(b: Any, azp: Optional[int] = None, *, out: Any = None, stream: Any =
     """out[n] = azp · Σ_k b[k, n] (int32 [N]; azp defaults to 1: column sums)."""
     if _torch_ops.use_torch_op(b, stream):
         if out is None:
-            return _torch_ops.torch.ops.qgemm.azp_adj(b, azp)
-        _torch_ops.torch.ops.qgemm.azp_adj_out(out, b, azp)
+            return _torch_ops.ops(b).azp_adj(b, azp)
+        _torch_ops.ops(b).azp_adj_out(out, b, azp)
         return out
     if out is None:
         _arrays.require(b, "b")

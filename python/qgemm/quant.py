@@ -35,7 +35,7 @@ def quantize(input: Any, *, dtype: Any = "int8", mode: str = "per_token", symmet
     fp32 (azp int32). Returns (q, scale, azp) with azp None when symmetric."""
     static = mode == "static"
     if _torch_ops.use_torch_op(input, stream):
-        ops = _torch_ops.torch.ops.qgemm
+        ops = _torch_ops.ops(input)
         if out is None and (static or (scale is None and azp is None)):
             q, new_scale, new_azp = ops.quantize(input, _torch_ops.torch_dtype(dtype), mode, symmetric,
                                                  narrow_range, group_size, scale, azp)
@@ -71,7 +71,7 @@ def dequantize(input: Any, scale: Any, azp: Any = None, *, mode: str = "per_toke
     """x̂ = scale · (input − azp) into fp32 / fp16 / bf16; mode and
     group_size say the granularity of scale and azp as in quantize."""
     if _torch_ops.use_torch_op(input, stream):
-        ops = _torch_ops.torch.ops.qgemm
+        ops = _torch_ops.ops(input)
         if out is None:
             return ops.dequantize(input, scale, azp, mode, group_size, _torch_ops.torch_dtype(out_dtype))
         ops.dequantize_out(out, input, scale, azp, mode, group_size)
@@ -90,7 +90,7 @@ def quantize_weight_int4(w: Any, group_size: int) -> Tuple[Any, Any, Any]:
     returns (packed [N,K/2] uint8, scale [N,K/group_size] fp32, offset) with
     w ≈ q·scale + offset."""
     if _torch_ops.use_torch_op(w, None):
-        return tuple(_torch_ops.torch.ops.qgemm.quantize_weight_int4(w, group_size))
+        return tuple(_torch_ops.ops(w).quantize_weight_int4(w, group_size))
     rows, cols = int(w.shape[0]), int(w.shape[-1])
     groups = cols // group_size if group_size > 0 else 0
     packed = _arrays.empty(w, (rows, cols // 2), "uint8")
@@ -105,7 +105,7 @@ def pack_int4(values: Any, *, out: Any = None) -> Any:
     """Packs uint8 [N,K] values 0…15 two per byte (element 2j in the low
     nibble of byte j) into [N,K/2] (CPU)."""
     if out is None and _torch_ops.use_torch_op(values, None):
-        return _torch_ops.torch.ops.qgemm.pack_int4(values)
+        return _torch_ops.ops(values).pack_int4(values)
     if out is None:
         out = _arrays.empty(values, (int(values.shape[0]), int(values.shape[-1]) // 2), "uint8")
     _qgemm.pack_int4(out_packed=_arrays.to_arg(out), values=_arrays.to_arg(values))
@@ -115,7 +115,7 @@ def pack_int4(values: Any, *, out: Any = None) -> Any:
 def unpack_int4(packed: Any, *, out: Any = None) -> Any:
     """The inverse of pack_int4: [N,K/2] bytes → [N,K] values 0…15 (CPU)."""
     if out is None and _torch_ops.use_torch_op(packed, None):
-        return _torch_ops.torch.ops.qgemm.unpack_int4(packed)
+        return _torch_ops.ops(packed).unpack_int4(packed)
     if out is None:
         out = _arrays.empty(packed, (int(packed.shape[0]), int(packed.shape[-1]) * 2), "uint8")
     _qgemm.unpack_int4(out_values=_arrays.to_arg(out), packed=_arrays.to_arg(packed))

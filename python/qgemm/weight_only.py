@@ -28,8 +28,8 @@ def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size:
     group = _group_size(a, group_size)
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
-            return _torch_ops.torch.ops.qgemm.weight_only_mm(a, w, scales, offsets, group, bias)
-        _torch_ops.torch.ops.qgemm.weight_only_mm_out(out, a, w, scales, offsets, group, bias)
+            return _torch_ops.ops(a).weight_only_mm(a, w, scales, offsets, group, bias)
+        _torch_ops.ops(a).weight_only_mm_out(out, a, w, scales, offsets, group, bias)
         return out
     if out is None:
         _arrays.require(scales, "scales")
@@ -50,7 +50,7 @@ def weight_only_prepack(w: Any, *, out: Any = None, stream: Any = None) -> Any:
     prepacked layout (same dtype; weight_only_mm gives the same result)."""
     _arrays.require(w, "w")
     if _torch_ops.use_torch_op(w, stream) and out is None:
-        return _torch_ops.torch.ops.qgemm.weight_only_prepack(w)
+        return _torch_ops.ops(w).weight_only_prepack(w)
     if out is None:
         int4 = _arrays.dtype_name(w) == "uint8"
         n, k = int(w.shape[0]), int(w.shape[-1]) * (2 if int4 else 1)
