@@ -217,6 +217,16 @@ def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
         gate, up = x.float().chunk(2, dim=1)
         return per_token(F.silu(gate) * up)
 
+    def layer_norm(x, residual, bias, gamma, beta):
+        v = x.float() + bias.float() + residual.float()
+        return per_token(F.layer_norm(v, (x.shape[-1],), gamma.float(), beta.float(), 1e-5))
+
+    def bias_gelu(x, bias):
+        return per_token(F.gelu(x.float() + bias.float()))
+
+    def bf16(*shape):
+        return torch.randn(*shape, device="cuda").bfloat16()
+
     # (name, qgemm call, composite, inputs(t, h) → tuple, bytes moved)
     variants = [
         ("rms_norm_quant", lambda d: qgemm.rms_norm_quant(d[0], d[1], 1e-6), rms_norm,
@@ -229,6 +239,12 @@ def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
         ("silu_and_mul_quant", lambda d: qgemm.silu_and_mul_quant(d[0]), silu_and_mul,
          lambda t, h: (torch.randn(t, 2 * h, device="cuda").bfloat16(),),
          lambda t, h: t * h * 5 + 4 * t),
+        ("layer_norm_quant", lambda d: qgemm.layer_norm_quant(d[0], d[3], d[4], 1e-5, residual=d[1], bias=d[2]),
+         layer_norm, lambda t, h: (bf16(t, h), bf16(t, h), bf16(h), bf16(h), bf16(h)),
+         lambda t, h: t * h * 5 + 4 * t),
+        ("bias_gelu_quant", lambda d: qgemm.bias_gelu_quant(d[0], d[1]), bias_gelu,
+         lambda t, h: (bf16(t, h), bf16(h)),
+         lambda t, h: t * h * 3 + 4 * t),
     ]
     for name, qgemm_call, composite, make, moved in variants:
         compiled_composite = compiled(torch, composite, use_compile)
