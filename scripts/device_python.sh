@@ -6,7 +6,8 @@
 # last line is the pytest summary.
 #   scripts/device_python.sh [tests|bench|all]   (default: tests)
 # Environment: QGEMM_CUDA_ARCHS (default 90a), QGEMM_COMMIT (for bench JSON),
-# PYTEST_ARGS (extra pytest arguments, e.g. "-k torch").
+# PYTEST_ARGS (extra pytest arguments, e.g. "-k torch"), QGEMM_BENCH_FAMILIES
+# (default "gemm quant fused"), QGEMM_BENCH_TIMEOUT (seconds per family, 250).
 set -uo pipefail
 what="${1:-tests}"
 out="${OUT:-/tmp/qgemm-out}"
@@ -32,8 +33,8 @@ python3 -c "import qgemm, torch; print('qgemm', qgemm.__version__, 'cuda build',
 torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
 status=0
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  for family in gemm quant fused; do
-    timeout 200 python3 -m qgemm.bench "$family" --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \
+  for family in ${QGEMM_BENCH_FAMILIES:-gemm quant fused}; do
+    timeout "${QGEMM_BENCH_TIMEOUT:-250}" python3 -m qgemm.bench "$family" --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \
       | tail -40 || status=1
   done
 fi
