@@ -7,13 +7,16 @@
 // T the activation dtype. For every output element:
 //
 //   g        = k / group_size                     (group_size == K: per channel)
-//   ŵ[n,k]   = round_T( fma(float(q[n,k]), s[n,g], o[n,g]) )   o = 0 without offsets
+//   s_T, o_T = round_T(s[n,g]), round_T(o[n,g])   (RNE; o = 0 without offsets)
+//   ŵ[n,k]   = round_T( q[n,k]·s_T + o_T )        the exact value rounded ONCE
 //   acc[m,n] = Σ_k float(a[m,k]) · float(ŵ[n,k])  (fp32; the products are exact)
 //   out[m,n] = round_T( acc[m,n] + float(bias[n]) )
 //
-// ŵ is rounded to T because the tensor cores multiply T × T; that rounding is
-// part of the definition, so the CPU backend computes exactly the same ŵ.
-// Only the fp32 summation order differs between backends.
+// ŵ is a 16-bit fused multiply-add (PTX fma.rn.bf16x2 / fma.rn.f16x2), the
+// dequantization of every fast W4A16 kernel; scales and offsets stay fp32 in
+// the API and are rounded to T first (lossless for fp16 GPTQ/AWQ scales with
+// fp16 activations). The CPU backend computes exactly the same ŵ; only the
+// fp32 summation order differs between backends.
 //
 // Weight encodings (the "plain" layout, [N, ...] row-major, rows 16-byte
 // aligned on CUDA):

@@ -154,10 +154,14 @@ def dequant_int32(acc, scale_a, scale_w, bias=None):
 # ---- weight-only GEMM (qgemm/weight_only.h) ----------------------------------
 
 def weight_only_mm(a, q, scales, offsets, group_size, bias=None):
-    """a fp16 [M,K]; q [N,K] integer codes; ŵ = fp16(fma(q, s, o)); fp64 sum."""
-    s = np.repeat(np.asarray(scales, F32).reshape(q.shape[0], -1), group_size, axis=1)
-    o = 0 if offsets is None else np.repeat(np.asarray(offsets, F32).reshape(q.shape[0], -1), group_size, axis=1)
-    w_hat = fma32(q.astype(F32), s, o).astype(np.float16)
+    """a fp16 [M,K]; q [N,K] integer codes; ŵ = fp16(q·fp16(s) + fp16(o)) rounded once; fp64 sum.
+
+    s and o are rounded to fp16 first; q·s + o is exact in float64 (fp16 values are multiples of 2⁻²⁴ below
+    2¹⁶, so the sum needs < 48 bits) and NumPy rounds float64 → float16 once, to nearest even."""
+    s = np.repeat(np.asarray(scales, F32).astype(np.float16).reshape(q.shape[0], -1), group_size, axis=1)
+    o = 0 if offsets is None else np.repeat(
+        np.asarray(offsets, F32).astype(np.float16).reshape(q.shape[0], -1), group_size, axis=1)
+    w_hat = (q.astype(np.float64) * s.astype(np.float64) + np.asarray(o, np.float64)).astype(np.float16)
     out = a.astype(np.float64) @ w_hat.astype(np.float64).T
     if bias is not None:
         out = out + bias.astype(np.float64)

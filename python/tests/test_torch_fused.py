@@ -77,7 +77,10 @@ def test_weight_only_mm(device):
     out = qgemm.weight_only_mm(a, packed, scales, offsets, 128)
     assert out.dtype == torch.bfloat16 and out.shape == (5, 64)
     values = qgemm.unpack_int4(packed.cpu()).to(device)
-    w_hat = (values.float() * scales.repeat_interleave(128, 1) + offsets.repeat_interleave(128, 1)).bfloat16()
+    # ŵ = bf16(q·bf16(s) + bf16(o)) rounded once (docs/weight_only.md); float64 holds q·s + o exactly here.
+    s_t = scales.bfloat16().double().repeat_interleave(128, 1)
+    o_t = offsets.bfloat16().double().repeat_interleave(128, 1)
+    w_hat = (values.double() * s_t + o_t).bfloat16()
     torch.testing.assert_close(out.float(), a.float() @ w_hat.float().T, rtol=2**-7, atol=1e-2)
     prepacked = qgemm.weight_only_prepack(packed)
     torch.testing.assert_close(qgemm.weight_only_mm(a, prepacked, scales, offsets, 128), out, rtol=2**-7, atol=1e-2)

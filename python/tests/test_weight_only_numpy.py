@@ -10,8 +10,8 @@ import qgemm
 
 
 def check(out, expected, a, w_hat):
-    # fp32 sums in the backend's order (K·2⁻²⁴·Σ|a·ŵ|), then fp16 rounding (and one more fp16 ulp of slack
-    # for a ŵ that rounds differently through the float64 fma emulation).
+    # The reference holds the backend's ŵ bit for bit; fp32 sums in the backend's order (K·2⁻²⁴·Σ|a·ŵ|),
+    # then fp16 rounding (two fp16 ulps of slack).
     bound = a.shape[1] * 2.0**-24 * (np.abs(a.astype(np.float64)) @ np.abs(w_hat.astype(np.float64)).T)
     bound += 2 * np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64)
     assert np.all(np.abs(out.astype(np.float64) - expected) <= bound)

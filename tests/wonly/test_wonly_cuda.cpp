@@ -5,6 +5,7 @@
 //    The CPU reference is computed on column blocks (first, middle, last) of
 //    the big shapes; every output element is checked to be written.
 //  - Small odd shapes in full: every variant, plain and prepacked.
+//  - ŵ read back bit for bit through one-hot activations, every kernel.
 // Both sides compute the same ŵ bit for bit; only the fp32 summation order
 // differs, so the tolerance is 2(K+1)·2^-24·Σ|a·ŵ| plus one ulp of T.
 #include <gtest/gtest.h>
@@ -197,6 +198,68 @@ std::vector<WonlyCase> small_cases() {
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
+
+// ŵ itself, bit for bit: with one-hot activations (token i is 1 at k = k_i,
+// 0 elsewhere) out[i, n] = ŵ[n, k_i] exactly (one product, no bias), so the
+// GPU's HFMA2 dequantization is read back through every kernel of the
+// dispatch table (M = 8, 16, 64, 128) and compared with the CPU twin's
+// scalar (wonly_math.h) for every element. Scales and offsets spread over
+// several binades so that q·s_T + o_T needs rounding and hits ties; ŵ stays
+// finite (0·inf would poison the other tokens' sums) and, for bf16, above
+// the fp32 subnormal range.
+TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t n = 1024, k = 256;
+  int64_t checked = 0, bad = 0;
+  for (bool int4 : {true, false}) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      for (int64_t m : {8, 16, 64, 128}) {
+        auto rng = make_rng(static_cast<uint64_t>(int4 * 1000 + (dtype == DType::kFloat16) * 100 + m));
+        WonlyWeights w(n, k, int4, 32, true, 0, rng);
+        std::uniform_real_distribution<double> expo(-6.0, 3.0), uni(0.5, 1.0);
+        for (size_t i = 0; i < w.scales.size(); ++i) {
+          const double s = uni(rng) * std::exp2(std::floor(expo(rng)));
+          w.scales[i] = static_cast<float>(int4 ? s : s / 16);
+          const double o = uni(rng) * std::exp2(std::floor(expo(rng)) + 2);
+          w.offsets[i] = static_cast<float>(rng() & 1 ? o : -o);
+        }
+        const bool prepacked = m == 16;
+        const DeviceWeights dev(w, prepacked);
+        WonlyCase c;
+        c.m = m, c.n = n, c.k = k, c.int4 = int4, c.group_size = 32, c.dtype = dtype, c.bias = false;
+        const uint16_t one = to_half_bits({1.0f}, dtype)[0];
+        for (int64_t k0 = 0; k0 < k; k0 += m) {
+          std::vector<uint16_t> a(static_cast<size_t>(m * k), 0);
+          for (int64_t i = 0; i < m; ++i) a[i * k + (k0 + i) % k] = one;
+          CudaBuffer a_dev(a), out(static_cast<size_t>(m * n * 2));
+          out.poison();
+          weight_only_mm(TensorView(out.get(), dtype, {m, n}, kGpu), TensorView(a_dev.get(), dtype, {m, k}, kGpu),
+                         dev.w_view, w.scales_view(dev.scales->get(), 0, n, kGpu),
+                         w.offsets_view(dev.offsets->get(), 0, n, kGpu), 32);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          std::vector<uint16_t> gpu;
+          out.download(gpu);
+          for (int64_t i = 0; i < m; ++i) {
+            const int64_t kk = (k0 + i) % k;
+            for (int64_t j = 0; j < n; ++j) {
+              const float want = static_cast<float>(w.w_hat(j, kk, dtype));
+              const uint16_t want_bits = to_half_bits({want}, dtype)[0];
+              const uint16_t got = gpu[i * n + j];
+              ++checked;
+              // ±0: the fp32 accumulator adds +0 to a −0 product.
+              const bool same = got == want_bits || ((got | want_bits) & 0x7fff) == 0;
+              if (!same && bad++ < 10) {
+                ADD_FAILURE() << c.name() << (prepacked ? " prepacked" : "") << " n=" << j << " k=" << kk
+                              << " q=" << w.q(j, kk) << ": gpu 0x" << std::hex << got << ", cpu 0x" << want_bits;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << "of " << checked;
+}
 
 TEST(WeightOnlyCudaPrepack, SameBytesAsCpu) {
   QGEMM_SKIP_WITHOUT_GPU();

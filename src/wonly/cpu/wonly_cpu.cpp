@@ -1,8 +1,8 @@
 // CPU twin of weight_only_mm and weight_only_prepack.
 //
 // a is widened to fp32 once. Each task dequantizes a panel of kPanelRows
-// weight rows into fp32 (ŵ, already rounded to the activation dtype, through
-// wonly_math.h — the same expression as the CUDA kernels) and sweeps every
+// weight rows into fp32 (ŵ = round_T(q·s_T + o_T) rounded once, through
+// wonly_math.h — bit-identical to the CUDA kernels' HFMA2) and sweeps every
 // token past it; the dot products accumulate in fp32 with 16 interleaved
 // partial sums (a fixed order), then bias and the final rounding.
 #include "wonly/cpu/wonly_cpu.h"
@@ -28,11 +28,13 @@ void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
   for (int64_t c = 0; c < args.chunks_per_row(); ++c) {
     const uint8_t* chunk = args.w + args.w_addr.chunk_offset(row, c);
     const int64_t group = c * elems / args.group_size;
-    const float scale = args.scales[row * args.ld_scales + group];
-    const float offset = args.offsets ? args.offsets[row * args.ld_offsets + group] : 0.0f;
+    // s_T, o_T: the parameters rounded to the activation dtype once per chunk.
+    const float scale = wonly::round_to_act(args.scales[row * args.ld_scales + group], is_bf16);
+    const float offset =
+        args.offsets ? wonly::round_to_act(args.offsets[row * args.ld_offsets + group], is_bf16) : 0.0f;
     for (int64_t j = 0; j < elems; ++j) {
       const int q = args.int4 ? wonly::int4_at(chunk, j) : static_cast<int8_t>(chunk[j]);
-      dst[c * elems + j] = wonly::dequant_weight(q, scale, offset, is_bf16);
+      dst[c * elems + j] = wonly::dequant_exact(q, scale, offset, is_bf16);
     }
   }
 }

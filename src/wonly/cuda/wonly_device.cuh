@@ -1,7 +1,7 @@
 // wonly_device.cuh — device building blocks of the weight-only kernels:
 // register dequantization of int4 / int8 words into packed bf16x2 / f16x2
-// pairs (bit-identical to wonly_math.h), the m16n8k16 tensor-core MMA, and
-// the output store.
+// pairs with the paired 16-bit FMA (ŵ = round_T(q·s_T + o_T), bit-identical
+// to wonly_math.h), the m16n8k16 tensor-core MMA, and the output store.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -27,42 +27,72 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   }
 }
 
-// float(b) for byte i of `bytes` (0…255), exactly: the float whose bits are
-// 0x4B0000bb is 2^23 + bb, so subtracting `bias` = 2^23 (+128 for int8's
-// sign flip) is exact. One PRMT + one FADD, no slow I2F.
-__device__ __forceinline__ float byte_to_float(uint32_t bytes, int i, float bias) {
-  return __fsub_rn(__uint_as_float(__byte_perm(bytes, 0x4B00u, 0x5440u | static_cast<uint32_t>(i))),
-                   bias);
+// (v_T, v_T): a scale or offset rounded to T once (wonly_math.h's s_T, o_T),
+// in both halves of the register the paired FMA reads. One F2FP.
+template <bool kBf16>
+__device__ __forceinline__ uint32_t param2(float v) {
+  return pack2<kBf16>(v, v);
 }
 
-constexpr float kMagic = 8388608.0f;         // 2^23
-constexpr float kMagicInt8 = 8388736.0f;     // 2^23 + 128
+// d = round_T(a·b + c) on both halves, rounded once (HFMA2; subnormals kept).
+template <bool kBf16>
+__device__ __forceinline__ uint32_t fma2(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  if constexpr (kBf16) {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  } else {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  }
+  return d;
+}
+
+// The magic-number trick on 16-bit halves: the T value whose bits are
+// magic | u is bias + u exactly (bf16 0x4300 | u = 128 + u for u < 128,
+// fp16 0x6400 | u = 1024 + u for u < 1024); fma(v, 1, −bias) = u exactly.
+// The bias is removed on its own, never folded into the offset (that would
+// change the rounding of q·s_T + o_T).
+template <bool kBf16>
+struct Magic {
+  static constexpr uint32_t kBytes = kBf16 ? 0x43434343u : 0x64646464u;  // PRMT source
+  static constexpr uint32_t kOne2 = kBf16 ? 0x3f803f80u : 0x3c003c00u;   // (1, 1)
+  static constexpr uint32_t kNegBias2 = kBf16 ? 0xc300c300u : 0xe400e400u;  // (−128, −128) / (−1024, −1024)
+};
 
 // Eight int4 elements (one 32-bit word; element e in bits 4e…4e+3) →
-// four pairs (e0,e1), (e2,e3), (e4,e5), (e6,e7) of ŵ = round_T(fma(q, s, o)).
+// four pairs (e0,e1), (e2,e3), (e4,e5), (e6,e7) of ŵ = round_T(q·s_T + o_T),
+// s2 = (s_T, s_T), o2 = (o_T, o_T). 2 LOP + 1 SHF + 6 PRMT + 8 HFMA2.
 template <bool kBf16>
-__device__ __forceinline__ void dequant_int4_word(uint32_t word, float scale, float offset,
+__device__ __forceinline__ void dequant_int4_word(uint32_t word, uint32_t s2, uint32_t o2,
                                                   uint32_t pairs[4]) {
-  const uint32_t even = word & 0x0f0f0f0fu;         // elements 0, 2, 4, 6 in bytes 0…3
-  const uint32_t odd = (word >> 4) & 0x0f0f0f0fu;   // elements 1, 3, 5, 7
+  using M = Magic<kBf16>;
+  const uint32_t even = word & 0x0f0f0f0fu;        // bytes: e0 e2 e4 e6
+  const uint32_t odd = (word >> 4) & 0x0f0f0f0fu;  // bytes: e1 e3 e5 e7
+  const uint32_t lo = __byte_perm(even, odd, 0x5140);  // bytes: e0 e1 e2 e3
+  const uint32_t hi = __byte_perm(even, odd, 0x7362);  // bytes: e4 e5 e6 e7
+  const uint32_t v[4] = {__byte_perm(lo, M::kBytes, 0x4140), __byte_perm(lo, M::kBytes, 0x4342),
+                         __byte_perm(hi, M::kBytes, 0x4140), __byte_perm(hi, M::kBytes, 0x4342)};
 #pragma unroll
-  for (int b = 0; b < 4; ++b) {
-    const float q0 = byte_to_float(even, b, kMagic);
-    const float q1 = byte_to_float(odd, b, kMagic);
-    pairs[b] = pack2<kBf16>(__fmaf_rn(q0, scale, offset), __fmaf_rn(q1, scale, offset));
-  }
+  for (int p = 0; p < 4; ++p) pairs[p] = fma2<kBf16>(fma2<kBf16>(v[p], M::kOne2, M::kNegBias2), s2, o2);
 }
 
 // Four int8 elements (byte e = element e, signed) → pairs (e0,e1), (e2,e3).
+// fp16: the 16-bit magic holds 1024 + (q + 128) exactly; bf16 (8 significant
+// bits) goes through the fp32 magic 2^23 + (q + 128) and an exact cvt.
 template <bool kBf16>
-__device__ __forceinline__ void dequant_int8_word(uint32_t word, float scale, float offset,
+__device__ __forceinline__ void dequant_int8_word(uint32_t word, uint32_t s2, uint32_t o2,
                                                   uint32_t pairs[2]) {
   const uint32_t biased = word ^ 0x80808080u;  // q + 128 in every byte
+  if constexpr (kBf16) {
 #pragma unroll
-  for (int b = 0; b < 2; ++b) {
-    const float q0 = byte_to_float(biased, 2 * b, kMagicInt8);
-    const float q1 = byte_to_float(biased, 2 * b + 1, kMagicInt8);
-    pairs[b] = pack2<kBf16>(__fmaf_rn(q0, scale, offset), __fmaf_rn(q1, scale, offset));
+    for (int b = 0; b < 2; ++b) {
+      const float q0 = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B00u, 0x5440u | (2 * b))), 8388736.0f);
+      const float q1 = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B00u, 0x5440u | (2 * b + 1))), 8388736.0f);
+      pairs[b] = fma2<true>(pack2<true>(q0, q1), s2, o2);  // q exact in bf16
+    }
+  } else {
+    constexpr uint32_t kNeg1152 = 0xe480e480u;  // (−1152, −1152) = −(1024 + 128)
+    pairs[0] = fma2<false>(fma2<false>(__byte_perm(biased, 0x64646464u, 0x4140), 0x3c003c00u, kNeg1152), s2, o2);
+    pairs[1] = fma2<false>(fma2<false>(__byte_perm(biased, 0x64646464u, 0x4342), 0x3c003c00u, kNeg1152), s2, o2);
   }
 }
 

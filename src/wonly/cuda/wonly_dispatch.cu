@@ -2,7 +2,8 @@
 // and the CUDA weight prepacking.
 //
 // Instantiations: 2 dtypes (bf16, fp16) × 2 weights (int4, int8) × 4 rows of
-// the table = 16 kernels, plus one prepack kernel.
+// the table = 16 kernels, plus one prepack kernel. The gemv rows' block
+// shapes per weight type (measured, issue 7) are at `launch` in wonly_gemv.cu.
 #include <algorithm>
 #include <cstdint>
 
@@ -23,8 +24,10 @@ struct WonlyConfig {
 
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
-  {8,  WonlyKernel::kGemv, 1,   "decode: one n8 token block; weight streamed once, tensor cores only multiply"},
-  {16, WonlyKernel::kGemv, 2,   "two n8 token blocks share every dequantized weight register"},
+  {8,  WonlyKernel::kGemv, 1,   "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
+                                "multiply (int4: 32-row blocks, int8: 16-row blocks at 3 blocks/SM)"},
+  {16, WonlyKernel::kGemv, 2,   "two n8 token blocks share every dequantized weight register; int4 64-row "
+                                "blocks so fewer blocks re-read the activations from L2"},
   {64, WonlyKernel::kMma,  64,  "64-token tile: little padding waste for 17..64 tokens"},
   {INT64_MAX, WonlyKernel::kMma, 128, "128×128 tile: each dequantized weight feeds 128 tokens"},
 };

@@ -4,8 +4,8 @@
 // N=8 side (one n8 block for M ≤ 8, two for M ≤ 16) — so every loaded weight
 // serves all tokens and the CUDA cores only dequantize.
 //
-// Block: 16 (M ≤ 8) or 32 (M ≤ 16) weight rows, i.e. one or two m16 tiles,
-// × kWarps warps splitting K. A warp
+// Block: kTiles m16 weight tiles (16·kTiles rows; the shapes per weight type
+// and token count are at `launch` below) × kWarps warps splitting K. A warp
 // walks K tiles tile = warp, warp + kWarps, …; a K tile is 4 chunks of 16
 // bytes per row (128 int4 / 64 int8 elements) and lane (g = lane/4, t =
 // lane%4) loads chunk t of rows g and g+8 of each m16 tile:
@@ -22,6 +22,14 @@
 // each of its tokens' activations (token g of each n8 block) — contiguous
 // 16-byte loads on both sides. The warps' partial sums meet in shared memory
 // (fixed order), then bias and rounding.
+//
+// Dequantization (wonly_device.cuh): ŵ = round_T(q·s_T + o_T) with HFMA2, the
+// result already the bf16x2/f16x2 A-fragment register. Per 8 int4 elements:
+// 2 LOP3 + 1 SHF + 6 PRMT + 8 HFMA2 (2.1 instructions per element). The loop
+// keeps loop-carried pointers (one add each per K tile) and loads the next
+// kDepth tiles into registers before the current tile's math. SASS per
+// weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
+// int8 4.8–5.0 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
@@ -31,18 +39,8 @@ namespace {
 
 using namespace wonly;
 
-constexpr int kWarps = 8;  // warps splitting K in a block
-// m16 weight tiles per warp = token blocks: 16 rows per block for M ≤ 8 (more,
-// smaller blocks: N = 28672 gives ~7 waves on 132 SMs, a small tail), 32 rows
-// for M ≤ 16 (both n8 token blocks' activation fragments serve two tiles).
-template <int kTokenBlocks>
-constexpr int kRowTiles = kTokenBlocks;
-template <int kTokenBlocks>
-constexpr int kBlockRows = 16 * kRowTiles<kTokenBlocks>;
-
-template <bool kInt4, int kTokenBlocks>
+template <bool kInt4, int kTokenBlocks, int kTiles>
 struct TileFragments {
-  static constexpr int kTiles = kRowTiles<kTokenBlocks>;
   static constexpr int kActWords = kInt4 ? 16 : 8;  // E/2 words of 2 activations
   uint4 weight[kTiles][2];                           // [tile][row g, row g+8]
   float scale[kTiles][2], offset[kTiles][2];
@@ -53,63 +51,119 @@ __device__ __forceinline__ uint4 load_stream(const uint8_t* p) {
   return __ldcs(reinterpret_cast<const uint4*>(p));  // read once: evict first
 }
 
-template <bool kInt4, int kTokenBlocks>
-__device__ __forceinline__ void load_tile(const WeightOnlyArgs& args, int64_t tile,
-                                          int64_t row_base, int lane,
-                                          TileFragments<kInt4, kTokenBlocks>& f) {
+// A lane's load cursor: pointers to its part of one K tile — chunk t of rows
+// g and g+8 of each m16 tile, their scale and offset, and the activations of
+// token g of each n8 block (tokens ≥ M read token 0: their MMA columns are
+// never stored). The cursor is loop-carried and steps kWarps K tiles at a
+// time, so the loop does no index arithmetic beyond one add per pointer.
+template <int kTokenBlocks, int kTiles>
+struct Cursor {
+  const uint8_t* w[kTiles][2];
+  const float* s[kTiles][2];
+  const float* o[kTiles][2];
+  const uint16_t* a[kTokenBlocks];
+};
+
+// group_size / E as a shift: group sizes are powers of two ≥ 32 ≥ E, or K
+// (per channel: group 0 for every chunk).
+template <bool kInt4>
+__device__ __forceinline__ int group_shift(const WeightOnlyArgs& args) {
+  constexpr int kElems = kInt4 ? 32 : 16;
+  return args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size / kElems)) - 1;
+}
+
+// The cursor at K tile `tile`.
+template <bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ Cursor<kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args,
+                                                                  int64_t row_base, int lane, int tile) {
   constexpr int kElems = kInt4 ? 32 : 16;
   const int g = lane >> 2, t = lane & 3;
-  const int64_t chunk = tile * 4 + t;
-  const bool valid = chunk < args.chunks_per_row();
-  const int group = static_cast<int>(chunk) / static_cast<int>(args.group_size / kElems);
+  const int chunk = tile * 4 + t;
+  const int group = chunk >> group_shift<kInt4>(args);
+  Cursor<kTokenBlocks, kTiles> c;
 #pragma unroll
-  for (int r = 0; r < kRowTiles<kTokenBlocks>; ++r) {
+  for (int r = 0; r < kTiles; ++r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = min(row_base + r * 16 + h * 8 + g, args.n - 1);
-      if (valid) {
-        f.weight[r][h] = load_stream(args.w + args.w_addr.chunk_offset(row, chunk));
-        f.scale[r][h] = __ldg(args.scales + row * args.ld_scales + group);
-        f.offset[r][h] = args.offsets ? __ldg(args.offsets + row * args.ld_offsets + group) : 0.0f;
+      c.w[r][h] = args.w + args.w_addr.chunk_offset(row, chunk);
+      c.s[r][h] = args.scales + row * args.ld_scales + group;
+      c.o[r][h] = args.offsets ? args.offsets + row * args.ld_offsets + group : c.s[r][h];
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < kTokenBlocks; ++b) {
+    const int64_t token = b * 8 + g < args.m ? b * 8 + g : 0;
+    c.a[b] = static_cast<const uint16_t*>(args.a) + token * args.lda + static_cast<int64_t>(chunk) * kElems;
+  }
+  return c;
+}
+
+// Loads the cursor's K tile into f and steps the cursor by kWarps K tiles
+// (w_step bytes, p_step parameters). kChecked: the partial last K tile,
+// whose chunks past K (valid = false) load zeros.
+template <bool kChecked, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void load_tile(Cursor<kTokenBlocks, kTiles>& c, int64_t w_step, int p_step,
+                                          int a_step, bool has_offsets, bool valid,
+                                          TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
+  constexpr int kElems = kInt4 ? 32 : 16;
+#pragma unroll
+  for (int r = 0; r < kTiles; ++r) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (!kChecked || valid) {
+        f.weight[r][h] = load_stream(c.w[r][h]);
+        f.scale[r][h] = __ldg(c.s[r][h]);
+        f.offset[r][h] = has_offsets ? __ldg(c.o[r][h]) : 0.0f;
       } else {
         f.weight[r][h] = make_uint4(0, 0, 0, 0);
         f.scale[r][h] = 0.0f;
         f.offset[r][h] = 0.0f;
       }
+      c.w[r][h] += w_step;
+      c.s[r][h] += p_step;
+      c.o[r][h] += p_step;
     }
   }
 #pragma unroll
   for (int b = 0; b < kTokenBlocks; ++b) {
-    const int64_t token = b * 8 + g;
-    const auto* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(args.a) +
-                                                     token * args.lda + chunk * kElems);
+    const auto* src = reinterpret_cast<const uint4*>(c.a[b]);
 #pragma unroll
     for (int v = 0; v < kElems / 8; ++v) {
-      const uint4 x = (valid && token < args.m) ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
+      const uint4 x = (!kChecked || valid) ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
       f.act[b][4 * v] = x.x;
       f.act[b][4 * v + 1] = x.y;
       f.act[b][4 * v + 2] = x.z;
       f.act[b][4 * v + 3] = x.w;
     }
+    c.a[b] += a_step;
   }
 }
 
 // acc[r][b] += ŵ(tile r) · a(token block b) over the lane's chunk.
-template <bool kBf16, bool kInt4, int kTokenBlocks>
-__device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks>& f,
-                                         float acc[kRowTiles<kTokenBlocks>][kTokenBlocks][4]) {
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks, kTiles>& f,
+                                         float acc[kTiles][kTokenBlocks][4]) {
   constexpr int kWords = 4;  // 16-byte chunk
+  uint32_t s2[kTiles][2], o2[kTiles][2];  // (s_T, s_T), (o_T, o_T): once per chunk
+#pragma unroll
+  for (int r = 0; r < kTiles; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      s2[r][h] = param2<kBf16>(f.scale[r][h]);
+      o2[r][h] = param2<kBf16>(f.offset[r][h]);
+    }
 #pragma unroll
   for (int word = 0; word < kWords; ++word) {
 #pragma unroll
-    for (int r = 0; r < kRowTiles<kTokenBlocks>; ++r) {
+    for (int r = 0; r < kTiles; ++r) {
       const uint32_t lo_word = reinterpret_cast<const uint32_t*>(&f.weight[r][0])[word];
       const uint32_t hi_word = reinterpret_cast<const uint32_t*>(&f.weight[r][1])[word];
       if constexpr (kInt4) {
         // 8 elements per word = MMA steps 2·word (pairs 0, 1) and 2·word+1 (pairs 2, 3).
         uint32_t lo[4], hi[4];
-        dequant_int4_word<kBf16>(lo_word, f.scale[r][0], f.offset[r][0], lo);
-        dequant_int4_word<kBf16>(hi_word, f.scale[r][1], f.offset[r][1], hi);
+        dequant_int4_word<kBf16>(lo_word, s2[r][0], o2[r][0], lo);
+        dequant_int4_word<kBf16>(hi_word, s2[r][1], o2[r][1], hi);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int step = 2 * word + half;
@@ -123,8 +177,8 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
       } else {
         // 4 elements per word = MMA step `word`.
         uint32_t lo[2], hi[2];
-        dequant_int8_word<kBf16>(lo_word, f.scale[r][0], f.offset[r][0], lo);
-        dequant_int8_word<kBf16>(hi_word, f.scale[r][1], f.offset[r][1], hi);
+        dequant_int8_word<kBf16>(lo_word, s2[r][0], o2[r][0], lo);
+        dequant_int8_word<kBf16>(hi_word, s2[r][1], o2[r][1], hi);
         const uint32_t a[4] = {lo[0], hi[0], lo[1], hi[1]};
 #pragma unroll
         for (int b = 0; b < kTokenBlocks; ++b) {
@@ -136,29 +190,57 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
   }
 }
 
-template <bool kBf16, bool kInt4, int kTokenBlocks>
-__global__ void __launch_bounds__(kWarps * 32) wonly_gemv_kernel(const WeightOnlyArgs args) {
-  constexpr int kAcc = kRowTiles<kTokenBlocks> * kTokenBlocks * 4;
+// kTiles m16 weight tiles per block (16·kTiles rows), kDepth K tiles of
+// loads in flight per warp (a rotating register buffer).
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
+  constexpr int kElems = kInt4 ? 32 : 16;
+  constexpr int kAcc = kTiles * kTokenBlocks * 4;
   __shared__ float partial[kWarps][kAcc][32];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t row_base = static_cast<int64_t>(blockIdx.x) * kBlockRows<kTokenBlocks>;
-  const int64_t tiles = (args.chunks_per_row() + 3) / 4;
+  const int64_t row_base = static_cast<int64_t>(blockIdx.x) * (16 * kTiles);
+  // Full K tiles: warp w takes tiles w, w + kWarps, …; a partial last tile
+  // (K not a multiple of 4·E) is done by one warp afterwards, checked.
+  const int chunks = static_cast<int>(args.chunks_per_row());
+  const int full_tiles = chunks / 4;
+  const int my_tiles = (full_tiles - warp + kWarps - 1) / kWarps;  // may be ≤ 0
 
-  float acc[kRowTiles<kTokenBlocks>][kTokenBlocks][4] = {};
-  if (warp < tiles) {
-    TileFragments<kInt4, kTokenBlocks> current, next;
-    load_tile(args, warp, row_base, lane, current);
-    for (int64_t tile = warp; tile < tiles; tile += kWarps) {
-      // Issue the next tile's loads before this tile's math (register double buffer).
-      if (tile + kWarps < tiles) load_tile(args, tile + kWarps, row_base, lane, next);
-      mma_tile<kBf16>(current, acc);
-      current = next;
+  float acc[kTiles][kTokenBlocks][4] = {};
+  const bool has_offsets = args.offsets != nullptr;
+  const int64_t w_step = kWarps * args.w_addr.tile_stride;
+  const int shift = group_shift<kInt4>(args);
+  const int p_step = shift > 5 ? 0 : (4 * kWarps) >> shift;  // kWarps·4 chunks, in groups
+  constexpr int a_step = kWarps * 4 * kElems;
+  auto cursor = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, warp);
+  TileFragments<kInt4, kTokenBlocks, kTiles> f[kDepth];
+#pragma unroll
+  for (int i = 0; i < kDepth; ++i) {
+    if (i < my_tiles) {
+      load_tile<false>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
     }
+  }
+  for (int it = 0; it < my_tiles; it += kDepth) {
+#pragma unroll
+    for (int i = 0; i < kDepth; ++i) {
+      if (it + i < my_tiles) {
+        mma_tile<kBf16>(f[i], acc);
+        // Refill this buffer with the tile kDepth steps ahead.
+        if (it + i + kDepth < my_tiles) {
+          load_tile<false>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
+        }
+      }
+    }
+  }
+  if (chunks % 4 != 0 && warp == full_tiles % kWarps) {
+    auto tail = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
+    const bool valid = full_tiles * 4 + (lane & 3) < chunks;
+    load_tile<true>(tail, 0, 0, 0, has_offsets, valid, f[0]);
+    mma_tile<kBf16>(f[0], acc);
   }
 
 #pragma unroll
-  for (int r = 0; r < kRowTiles<kTokenBlocks>; ++r)
+  for (int r = 0; r < kTiles; ++r)
 #pragma unroll
     for (int b = 0; b < kTokenBlocks; ++b)
 #pragma unroll
@@ -179,16 +261,29 @@ __global__ void __launch_bounds__(kWarps * 32) wonly_gemv_kernel(const WeightOnl
   }
 }
 
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
+void launch_variant(const WeightOnlyArgs& args) {
+  const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
+  wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>
+      <<<grid, kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
+}
+
+// Kernel shapes, measured on H100 at (N,K) = (28672, 8192) (issue 7; the
+// candidates and their times are in docs/weight_only.md):
+//   <token blocks, m16 tiles per block, depth, warps, min blocks>
+//   M ≤ 8,  int4: <1, 2, 1, 8>   32 rows, 8 warps: 55–60 µs at M = 1 (best of 7)
+//   M ≤ 8,  int8: <1, 1, 2, 8, 3> 16 rows, ≤ 80 registers for 3 blocks/SM: 94 µs
+//   M ≤ 16, int4: <2, 4, 1, 4>   64 rows: activations re-read from L2 by 4×
+//                                fewer blocks than with 16 rows: 72–77 µs
+//   M ≤ 16, int8: <2, 2, 1, 8>   32 rows: 98 µs (64 rows: 113 µs)
 template <bool kBf16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
-  const dim3 block(kWarps * 32);
-  cudaStream_t stream = as_cuda_stream(args.stream);
   if (token_blocks == 1) {
-    const dim3 grid(static_cast<unsigned>((args.n + kBlockRows<1> - 1) / kBlockRows<1>));
-    wonly_gemv_kernel<kBf16, kInt4, 1><<<grid, block, 0, stream>>>(args);
+    if constexpr (kInt4) launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
+    else launch_variant<kBf16, kInt4, 1, 1, 2, 8, 3>(args);
   } else {
-    const dim3 grid(static_cast<unsigned>((args.n + kBlockRows<2> - 1) / kBlockRows<2>));
-    wonly_gemv_kernel<kBf16, kInt4, 2><<<grid, block, 0, stream>>>(args);
+    if constexpr (kInt4) launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
+    else launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
