@@ -1,6 +1,7 @@
 """Weight-only quantized GEMM (qgemm/weight_only.h, docs/weight_only.md):
 16-bit activations a [M,K] times an int8 or packed-int4 weight dequantized on
-the fly, ŵ = round(q·scales + offsets):
+the fly with one 16-bit fused multiply-add in a's dtype T,
+ŵ = round_T(q·round_T(scales) + round_T(offsets)) (rounded once):
 
     out = a · ŵᵀ + bias            [M,N] in a's dtype (bf16 / fp16)
 
