@@ -141,6 +141,12 @@ std::vector<KernelCase> kernel_cases() {
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{skinny ? 1 : 2, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
     for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
+    if (skinny) {
+      // M ≤ 16 (decode): K long enough that every warp wraps its ring of
+      // in-flight chunks, with a K tail of 16; M on both sides of 8.
+      const int64_t decode[][3] = {{3, 136, 8208}, {9, 40, 2064}, {16, 72, 4112}};
+      for (const auto& s : decode) cases.push_back({kernel, s[0], s[1], s[2]});
+    }
   }
   return cases;
 }

@@ -26,11 +26,14 @@ constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();
 // Hopper (sm_90a). Chosen from `qgemm bench gemm --sweep` on an H100 SXM
 // (bench/results/gemm-h100-sweep.json: every config timed on every shape).
 constexpr GemmRule kSm90Int8Rules[] = {
-    {1, 0, GemmKernel::kSkinny,
-     "M = 1 (GEMV): the CUTLASS kernels need M ≥ 2; the skinny kernel streams B over every SM"},
+    {16, 0, GemmKernel::kSkinny,
+     "M ≤ 16 (decode; M = 1 is also below the CUTLASS kernels' M ≥ 2): the persistent skinny kernel "
+     "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
+     "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
+     "slower only at N = 8192 (1–16 %, docs/gemm.md)"},
     {128, 0, GemmKernel::kSm90Narrow,
      "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work and give the "
-     "most CTAs along N; TMA keeps enough bytes in flight — as fast as or faster than skinny at M = 16"},
+     "most CTAs along N; TMA keeps enough bytes in flight"},
     {512, 0, GemmKernel::kSm90Square,
      "128×128 ping-pong was fastest at M = 256 and 512 on every (N, K): 128×256 tiles leave SMs idle"},
     {kAnyM, 0, GemmKernel::kSm90Wide,
@@ -41,7 +44,7 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // fp8 "wide" is 128×128 cooperative and "square" 64×128 ping-pong (see
 // sm90_configs.h: the precise fp8 mainloop needs twice the accumulators).
 constexpr GemmRule kSm90Fp8Rules[] = {
-    {1, 0, GemmKernel::kSkinny, "M = 1 (GEMV), as for int8"},
+    {16, 0, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
     {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
     {256, 6144, GemmKernel::kSm90Wide,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},

@@ -15,7 +15,7 @@ namespace qgemm::detail {
 // sm80_configs.h, with the reason for it.
 enum class GemmKernel : uint8_t {
   kFallback,   // scaled_mm_fallback.cu: any shape, stride and alignment
-  kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, one CTA per 32 columns, K split over warps
+  kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, column tiles (persistent for M ≤ 16), K split over warps
   kSm90Wide,   // 128×256×128, cluster 2×1, cooperative (fp8: 128×128×128)
   kSm90Square, // 128×128×128, cluster 2×1, ping-pong (fp8: 64×128×128)
   kSm90Narrow, // 64×128×128, cluster 1×2, ping-pong
