@@ -4,10 +4,10 @@
 // events (warm-up, median of ≥ 50 runs), random data, inputs rotated so the
 // working set exceeds L2, and the device copy bandwidth measured first.
 //
-// Timing: each run is preceded by a 30 µs spin kernel, so the two events
-// and the launch between them are queued before the GPU reaches them: the
-// interval is the kernel's device time, not the host's launch overhead
-// (which otherwise dominates at small M, where kernels take ~10 µs).
+// Timing: cuda::time_cuda_device — the timed launches and their events are
+// queued behind a spin kernel before the GPU reaches them, so each interval
+// is the kernel's device time, not the host's launch overhead (which
+// otherwise dominates at small M, where kernels take ~10 µs).
 //
 // Options: --shapes MxNxK,... (default: the issue's grid), --runs N (50),
 // --warmup N (10), --sweep (also time every qgemm kernel config on every
@@ -74,38 +74,6 @@ struct ShapeBuffers {
   const uint8_t* b_set(int i, size_t elem) const { return b.as<uint8_t>() + (i % sets) * n * k * elem; }
 };
 
-// Busy-waits `ns` nanoseconds on the GPU (one thread).
-__global__ void spin_kernel(uint64_t ns) {
-  uint64_t start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
-
-// cuda::time_cuda with a spin kernel ahead of each timed run (see above).
-TimingStats time_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup, int runs) {
-  for (int i = 0; i < warmup; ++i) launch(i);
-  std::vector<cudaEvent_t> events(2 * runs);
-  for (auto& e : events) cuda::check(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < runs; ++i) {
-    spin_kernel<<<1, 1, 0, stream>>>(30000);
-    cuda::check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
-    launch(warmup + i);
-    cuda::check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
-  }
-  cuda::check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
-  cuda::check(cudaGetLastError(), "timed launches");
-  std::vector<double> samples(runs);
-  for (int i = 0; i < runs; ++i) {
-    float ms = 0;
-    cuda::check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-    samples[i] = ms * 1e3;
-  }
-  for (auto& e : events) cudaEventDestroy(e);
-  return summarize(samples);
-}
-
 struct Context {
   const Options& options;
   BenchReport& report;
@@ -160,7 +128,7 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   const TensorView sa(s.scale_a.get(), DType::kFloat32, {s.m, 1}, gpu);
   const TensorView sb(s.scale_b.get(), DType::kFloat32, {1, s.n}, gpu);
   const TensorView bias(s.bias.get(), DType::kBFloat16, {s.n}, gpu);
-  const auto stats = time_device(
+  const auto stats = cuda::time_cuda_device(
       [&](int i) {
         if (kernel != nullptr) {
           args.a = s.a_set(i, 1), args.b = s.b_set(i, 1);
@@ -200,10 +168,10 @@ void bench_peers_int8(Context& ctx, ShapeBuffers& s, Handles& h) {
     std::fprintf(stderr, "cuBLASLt int8: no algorithm for %s\n", shape_name(s.m, s.n, s.k).c_str());
     return;
   }
-  const auto alone = time_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.acc.get(), ctx.stream); },
+  const auto alone = cuda::time_cuda_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.acc.get(), ctx.stream); },
                                      ctx.stream, ctx.warmup, ctx.runs);
   add_record(ctx, s, "cublaslt-int8", alone, double(s.m * s.k + s.n * s.k + 4 * s.m * s.n));
-  const auto unfused = time_device(
+  const auto unfused = cuda::time_cuda_device(
       [&](int i) {
         lt.run(s.a_set(i, 1), s.b_set(i, 1), s.acc.get(), ctx.stream);
         cuda::dequant_epilogue_bf16(s.acc.as<int32_t>(), s.scale_a.as<float>(), s.scale_b.as<float>(), s.bias.get(),
@@ -221,13 +189,13 @@ void bench_peer_fp8(Context& ctx, ShapeBuffers& s, Handles& h, bool fast_accum) 
     std::fprintf(stderr, "cuBLASLt fp8: no algorithm for %s\n", shape_name(s.m, s.n, s.k).c_str());
     return;
   }
-  const auto stats = time_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.out.get(), ctx.stream); },
+  const auto stats = cuda::time_cuda_device([&](int i) { lt.run(s.a_set(i, 1), s.b_set(i, 1), s.out.get(), ctx.stream); },
                                      ctx.stream, ctx.warmup, ctx.runs);
   add_record(ctx, s, fast_accum ? "cublaslt-fp8-fastaccum" : "cublaslt-fp8", stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n));
 }
 
 void bench_peer_bf16(Context& ctx, ShapeBuffers& s, Handles& h) {
-  const auto stats = time_device(
+  const auto stats = cuda::time_cuda_device(
       [&](int i) { cuda::cublas_bf16_gemm(h.blas, s.m, s.n, s.k, s.a_set(i, 2), s.b_set(i, 2), s.out.get()); },
       ctx.stream, ctx.warmup, ctx.runs);
   ctx.bf16_us = stats.median_us;
