@@ -12,6 +12,7 @@ mkdir -p "$bin"
 for f in .carry/bin/*; do
   case "$f" in
     *.gz) gunzip -c "$f" > "$bin/$(basename "$f" .gz)" && chmod +x "$bin/$(basename "$f" .gz)" ;;
+    *.xz) xz -dc "$f" > "$bin/$(basename "$f" .xz)" && chmod +x "$bin/$(basename "$f" .xz)" ;;
     *) cp "$f" "$bin/" ;;
   esac
 done

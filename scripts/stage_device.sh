@@ -10,6 +10,7 @@ rm -rf "$root/.carry/bin"
 mkdir -p "$root/.carry/bin"
 cp "$build/tools/qgemm" "$root/.carry/bin/"
 find "$build/tests" -maxdepth 2 -type f -name 'qgemm_test_*' -perm -u+x -exec cp {} "$root/.carry/bin/" \;
-strip "$root/.carry/bin/"qgemm* && gzip -1 "$root/.carry/bin/"qgemm*
+# xz: the carried tree must stay under the device tool's 64 MiB (gzip: 67 MiB).
+strip "$root/.carry/bin/"qgemm* && xz -T2 -6 "$root/.carry/bin/"qgemm*
 git -C "$root" rev-parse --short=12 HEAD > "$root/.carry/bin/COMMIT"
 du -sh "$root/.carry/bin"
