@@ -16,10 +16,21 @@ namespace qgemm::detail {
 
 struct GemmRule {
   int64_t max_m;  // the rule applies when M ≤ max_m …
-  int64_t min_n;  // … and N ≥ min_n
+  int64_t min_n;  // … and N ≥ min_n …
   GemmKernel kernel;
   const char* why;
+  // … and, if set, only when the 128×256 tiling fills its last wave of SMs
+  // less than half (ragged_last_wave in scaled_mm_cuda.cu).
+  bool only_ragged_wide_waves = false;
 };
+
+// True when ceil(M/128)·ceil(N/256) tiles on `sm_count` SMs leave the last
+// wave less than half full (e.g. 1024×6144: 192 tiles = 1.45 waves on 132).
+constexpr bool ragged_last_wave(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = ((m + 127) / 128) * ((n + 255) / 256);
+  const int64_t last = tiles % sm_count;
+  return sm_count > 0 && last != 0 && 2 * last < sm_count;
+}
 
 constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();
 
@@ -36,9 +47,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "most CTAs along N; TMA keeps enough bytes in flight"},
     {512, 0, GemmKernel::kSm90Square,
      "128×128 ping-pong was fastest at M = 256 and 512 on every (N, K): 128×256 tiles leave SMs idle"},
-    {1024, 6144, GemmKernel::kSm90Square,
-     "M = 1024, N ≥ 6144: 128×128 ping-pong was 2–20 % faster than 128×256 on all six such shapes "
-     "(1024×6144×4096: 41 vs 50 µs — 192 wide tiles are 1.45 waves on 132 SMs, 384 square ones 2.9)"},
+    {1024, 0, GemmKernel::kSm90Square,
+     "M ≤ 1024 where 128×256 tiles leave the last wave of SMs less than half full: 128×128 ping-pong "
+     "(twice the tiles) — 1024×6144×4096 (1.45 waves) 50 → 41 µs, 1024×10240×8192 (2.4 waves) "
+     "133 → 124 µs on the H100; where the waves are full (N = 8192, 28672) 128×256 stayed faster",
+     true},
     {kAnyM, 0, GemmKernel::kSm90Wide,
      "compute-bound: 128×256 cooperative tiles, the highest MMA per shared-memory byte (fastest at "
      "M = 1024 with N = 4096 and at most M = 2048 / 4096 shapes; within 1–6 % of 128×128 elsewhere)"},

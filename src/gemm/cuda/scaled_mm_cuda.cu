@@ -92,9 +92,10 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& i
 template <size_t N>
 GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const DeviceInfo& info) {
   for (const GemmRule& rule : rules) {
-    if (args.m <= rule.max_m && args.n >= rule.min_n) return rule.kernel;
+    if (args.m > rule.max_m || args.n < rule.min_n) continue;
+    if (rule.only_ragged_wide_waves && !ragged_last_wave(args.m, args.n, info.sm_count)) continue;
+    return rule.kernel;
   }
-  (void)info;
   return GemmKernel::kFallback;
 }
 
