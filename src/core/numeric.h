@@ -79,17 +79,24 @@ QGEMM_HD float fp16_bits_to_float(uint16_t h) {
 // there is no infinity; the largest finite value is 0x7e = 448.
 constexpr float kFp8E4M3Max = 448.0f;
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// sm_89+: the hardware conversion (round to nearest even, saturating to
+// ±448). It gives the same bits as float_to_fp8e4m3_bits's code below for
+// every non-NaN input; a NaN gives 0x7f or 0xff.
+__device__ __forceinline__ uint8_t fp8e4m3_bits_hw(float f) {
+  uint16_t pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  return static_cast<uint8_t>(pair & 0xffu);
+}
+#endif
+
 QGEMM_HD uint8_t float_to_fp8e4m3_bits(float f) {
   const uint32_t u = float_bits(f);
   const uint32_t sign = (u >> 24) & 0x80u;
   const uint32_t magnitude = u & 0x7fffffffu;
   if (magnitude > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7fu);  // NaN
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  // sm_89+: the hardware conversion (round to nearest even, saturating to
-  // ±448) gives the same bits as the code below for every non-NaN input.
-  uint16_t pair;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
-  return static_cast<uint8_t>(pair & 0xffu);
+  return fp8e4m3_bits_hw(f);
 #endif
   if (magnitude >= 0x43e00000u) return static_cast<uint8_t>(sign | 0x7eu);  // >= 448 saturates
   if (magnitude < 0x3c800000u) {  // below 2^-6: subnormal, unit 2^-9

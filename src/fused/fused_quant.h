@@ -28,26 +28,23 @@ struct RowCode {
   quant::Int8Code int8{1.0f, 0, -128, 127};
 };
 
-QGEMM_HD RowCode row_code(float scale, float inv_scale, int32_t zero_point, bool narrow_range) {
-  return {scale, quant::int8_code(inv_scale, zero_point, narrow_range)};
+QGEMM_HD RowCode row_code(const quant::GroupCode& c, bool narrow_range) {
+  return {c.scale, quant::int8_code(c.inv_scale, c.zero_point, narrow_range)};
 }
 
 // A static scale (and zero point), as quantize()'s static per-tensor mode.
 QGEMM_HD RowCode static_code(float scale, int32_t zero_point, bool narrow_range) {
-  return row_code(scale, quant::reciprocal(scale), zero_point, narrow_range);
+  return row_code({scale, quant::reciprocal(scale), zero_point}, narrow_range);
 }
 
 // Dynamic symmetric: s = amax / qmax (127 for int8, 448 for fp8).
 QGEMM_HD RowCode symmetric_code(const quant::AbsMax& stats, bool fp8, bool narrow_range) {
-  const float scale = quant::symmetric_scale(stats, fp8 ? numeric::kFp8E4M3Max : quant::kInt8Max);
-  return row_code(scale, quant::reciprocal(scale), 0, narrow_range);
+  return row_code(quant::code_of(stats, fp8 ? numeric::kFp8E4M3Max : quant::kInt8Max), narrow_range);
 }
 
 // Dynamic asymmetric int8: s = (hi − lo) / 255 and its zero point.
 QGEMM_HD RowCode asymmetric_code(const quant::MinMax& stats, bool narrow_range) {
-  const float scale = quant::asymmetric_scale(stats);
-  const float inv_scale = quant::reciprocal(scale);
-  return row_code(scale, inv_scale, quant::asymmetric_zero_point(stats, inv_scale), narrow_range);
+  return row_code(quant::code_of(stats), narrow_range);
 }
 
 // One element of the output: the bits of q in the output dtype.

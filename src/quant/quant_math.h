@@ -93,6 +93,22 @@ QGEMM_HD int32_t asymmetric_zero_point(const MinMax& s, float inv_scale) {
   return round_to_int32(sub(-128.0f, mul(s.lo, inv_scale)));
 }
 
+// A row's or group's scale, the reciprocal its codes multiply by, and its
+// zero point (0 when symmetric), from its statistics.
+struct GroupCode {
+  float scale, inv_scale;
+  int32_t zero_point;
+};
+QGEMM_HD GroupCode code_of(const AbsMax& s, float qmax) {
+  const float scale = symmetric_scale(s, qmax);
+  return {scale, reciprocal(scale), 0};
+}
+QGEMM_HD GroupCode code_of(const MinMax& s) {
+  const float scale = asymmetric_scale(s);
+  const float inv_scale = reciprocal(scale);
+  return {scale, inv_scale, asymmetric_zero_point(s, inv_scale)};
+}
+
 // What the int8 codes of one row or group need: 1/s, and the clamp bounds
 // shifted by the zero point, lo = qmin − z and hi = qmax − z (clamped into
 // int32), so that clamp(r + z, qmin, qmax) = clamp(r, lo, hi) + z without
@@ -122,11 +138,9 @@ QGEMM_HD int8_t quantize_int8(float x, const Int8Code& c) {
 QGEMM_HD uint8_t quantize_fp8(float x, float inv_scale) {
   const float v = mul(x, inv_scale);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  // The saturating hardware conversion (numeric.h) without a branch: finite
-  // inputs never give 0x7f / 0xff, NaN gives one of them, made 0x7f.
-  uint16_t pair;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(v));
-  const uint32_t bits = pair & 0xffu;
+  // The hardware conversion without a branch: finite inputs never give
+  // 0x7f / 0xff, NaN gives one of them, made 0x7f.
+  const uint32_t bits = numeric::fp8e4m3_bits_hw(v);
   return static_cast<uint8_t>((bits & 0x7fu) == 0x7fu ? 0x7fu : bits);
 #else
   return v != v ? uint8_t{0x7f} : numeric::float_to_fp8e4m3_bits(v);

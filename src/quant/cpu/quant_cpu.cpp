@@ -41,19 +41,16 @@ void quantize_span(const QuantArgs& a, int64_t row, int64_t begin, int64_t end, 
 // written to the scale tensors, then its codes.
 void quantize_group(const QuantArgs& a, int64_t row, int64_t group) {
   const int64_t begin = group * a.group_size, end = begin + a.group_size;
-  float scale;
-  int32_t zero_point = 0;
+  GroupCode c;
   if (a.asymmetric) {
-    const MinMax stats = stats_of<MinMax>(a, row, begin, end);
-    scale = asymmetric_scale(stats);
-    zero_point = asymmetric_zero_point(stats, reciprocal(scale));
-    a.azp[scale_index(a, row, group)] = zero_point;
+    c = code_of(stats_of<MinMax>(a, row, begin, end));
+    a.azp[scale_index(a, row, group)] = c.zero_point;
   } else {
     const float qmax = a.quant_dtype == DType::kFloat8E4M3 ? numeric::kFp8E4M3Max : kInt8Max;
-    scale = symmetric_scale(stats_of<AbsMax>(a, row, begin, end), qmax);
+    c = code_of(stats_of<AbsMax>(a, row, begin, end), qmax);
   }
-  a.scale[scale_index(a, row, group)] = scale;
-  quantize_span(a, row, begin, end, reciprocal(scale), zero_point);
+  a.scale[scale_index(a, row, group)] = c.scale;
+  quantize_span(a, row, begin, end, c.inv_scale, c.zero_point);
 }
 
 }  // namespace

@@ -49,20 +49,14 @@ using StatsOf = std::conditional_t<kAsymmetric, quant::MinMax, quant::AbsMax>;
 
 // Scale, reciprocal and zero point of one row or group from its statistics
 // (quant_math.h), as the CPU backend computes them.
-struct GroupCode {
-  float scale, inv_scale;
-  int32_t zero_point;
-};
+using GroupCode = quant::GroupCode;
 template <bool kFp8>
 __device__ __forceinline__ GroupCode code_of(const quant::AbsMax& s) {
-  const float scale = quant::symmetric_scale(s, kFp8 ? numeric::kFp8E4M3Max : quant::kInt8Max);
-  return {scale, quant::reciprocal(scale), 0};
+  return quant::code_of(s, kFp8 ? numeric::kFp8E4M3Max : quant::kInt8Max);
 }
 template <bool kFp8>
 __device__ __forceinline__ GroupCode code_of(const quant::MinMax& s) {
-  const float scale = quant::asymmetric_scale(s);
-  const float inv_scale = quant::reciprocal(scale);
-  return {scale, inv_scale, quant::asymmetric_zero_point(s, inv_scale)};
+  return quant::code_of(s);
 }
 
 // Writes a dynamic group's scale (and zero point) at index s.

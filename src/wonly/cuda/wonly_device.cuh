@@ -90,9 +90,10 @@ __device__ __forceinline__ void dequant_int8_word(uint32_t word, uint32_t s2, ui
       pairs[b] = fma2<true>(pack2<true>(q0, q1), s2, o2);  // q exact in bf16
     }
   } else {
+    using M = Magic<false>;
     constexpr uint32_t kNeg1152 = 0xe480e480u;  // (−1152, −1152) = −(1024 + 128)
-    pairs[0] = fma2<false>(fma2<false>(__byte_perm(biased, 0x64646464u, 0x4140), 0x3c003c00u, kNeg1152), s2, o2);
-    pairs[1] = fma2<false>(fma2<false>(__byte_perm(biased, 0x64646464u, 0x4342), 0x3c003c00u, kNeg1152), s2, o2);
+    pairs[0] = fma2<false>(fma2<false>(__byte_perm(biased, M::kBytes, 0x4140), M::kOne2, kNeg1152), s2, o2);
+    pairs[1] = fma2<false>(fma2<false>(__byte_perm(biased, M::kBytes, 0x4342), M::kOne2, kNeg1152), s2, o2);
   }
 }
 
