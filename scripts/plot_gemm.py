@@ -24,7 +24,7 @@ def load(path):
     copy_gbps = None
     for r in data["records"]:
         if r["op"] == "copy":
-            copy_gbps = r.get("gbps")
+            copy_gbps = r.get("copy_gbps", r.get("gbps"))  # older gemm files: "gbps"
         if r["op"] != "scaled_mm" or r["device"] != "cuda":
             continue
         m, n, k = (int(x) for x in r["shape"].split("x"))

@@ -86,11 +86,6 @@ def _run(op: Any, anchor: Any, **tensors: Any) -> None:
     op(**_args(tensors), stream=stream)
 
 
-# The functional ops (which allocate their outputs) call the extension
-# through _run directly rather than through their _out op: a custom op called
-# from inside another costs a second pass through the dispatcher.
-
-
 def _run_offline(op: Any, **tensors: Any) -> None:
     """Calls a CPU-only extension op (no stream)."""
     op(**_args(tensors))
@@ -108,6 +103,9 @@ def quant_shapes(input: Any, mode: str, group_size: int) -> Tuple[Tuple[int, ...
 
 
 def _register() -> None:
+    # The functional ops (which allocate their outputs) call the extension
+    # through _run directly rather than through their _out op: a custom op
+    # called from inside another costs a second pass through the dispatcher.
     from torch import Tensor
     from torch.library import custom_op as torch_custom_op
 

@@ -287,11 +287,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     results = []
     print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | {args.timing} timing, "
           f"median (µs)")
+    timer = time_peer_graph if args.timing == "graph" else time_peer
     for case in FAMILIES[args.family](torch, not args.no_compile):
         row = {}
         for peer, fn in case.peers.items():
             try:
-                timer = time_peer_graph if args.timing == "graph" else time_peer
                 us = timer(torch, fn, case.sets, runs, args.warmup)
             except Exception as error:  # a peer that cannot run this case (e.g. a torch limit)
                 print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})".splitlines()[0])

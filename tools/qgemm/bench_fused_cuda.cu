@@ -196,23 +196,11 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
     if (s.size() != 2) throw std::invalid_argument("--shapes takes TxH pairs");
     const ShapeBuffers buffers(s[0], s[1], stream);
     const std::string shape = std::to_string(s[0]) + "x" + std::to_string(s[1]);
-    std::map<double, double> same_size_copies;  // bytes → GB/s of a copy that size
+    std::map<double, double> same_size_copies;  // op bytes → GB/s of a copy of that traffic
     auto same_size_copy = [&](double bytes) {
       auto it = same_size_copies.find(bytes);
       if (it != same_size_copies.end()) return it->second;
-      const auto half = static_cast<size_t>(bytes / 2);
-      const int sets = cuda::rotation_sets(2 * half);  // cold reads, as for the ops
-      cuda::DeviceBuffer src(half * sets), dst(half * sets);
-      cuda::fill_random(src.get(), DType::kInt8, half * sets, -128, 127, 5, stream);
-      const auto st = cuda::time_cuda_device(
-          [&](int i) {
-            const size_t offset = half * static_cast<size_t>(i % sets);
-            cuda::check(cudaMemcpyAsync(dst.as<uint8_t>() + offset, src.as<uint8_t>() + offset, half,
-                                        cudaMemcpyDeviceToDevice, stream),
-                        "copy");
-          },
-          stream, warmup, runs);
-      return same_size_copies[bytes] = 2.0 * static_cast<double>(half) / (st.median_us * 1e3);
+      return same_size_copies[bytes] = cuda::copy_bandwidth_gbps(static_cast<size_t>(bytes / 2), stream, warmup, runs);
     };
     for (const Variant& v : kVariants) {
       if (!only.empty() && ("," + only + ",").find("," + std::string(v.name) + ",") == std::string::npos) continue;

@@ -209,17 +209,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   cudaStream_t stream;
   cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Context ctx{options, report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
-  ctx.copy_gbps = cuda::copy_bandwidth_gbps(size_t(1) << 30, stream);
-  BenchRecord copy;
-  copy.op = "copy";
-  copy.impl = "cudaMemcpy-d2d";
-  copy.shape = "1GiB";
-  copy.device = "cuda";
-  copy.bytes = 2.0 * (size_t(1) << 30);
-  copy.median_us = copy.bytes / (ctx.copy_gbps * 1e3);
-  copy.runs = 20;
-  copy.extra["gbps"] = ctx.copy_gbps;
-  report.add(copy);
+  ctx.copy_gbps = cuda::record_copy_bandwidth(report, stream);
 
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
   Handles handles(stream);

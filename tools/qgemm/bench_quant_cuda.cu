@@ -78,14 +78,9 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
     auto x_at = [&](int i) { return static_cast<uint8_t*>(x.get()) + (i % sets) * x_bytes; };
     auto q_at = [&](int i) { return static_cast<uint8_t*>(q.get()) + (i % sets) * q_bytes; };
     const std::string shape = std::to_string(t) + "x" + std::to_string(h);
-    // Same-size copy: bytes / 2 copied = bytes read + written (into the
-    // eager workspace, which holds 4 bytes per element).
+    // Same-size copy: bytes / 2 copied = bytes read + written.
     auto copy_for = [&](double bytes) {
-      const auto half = static_cast<size_t>(bytes / 2);
-      const auto st = cuda::time_cuda_device(
-          [&](int i) { cuda::check(cudaMemcpyAsync(ws.f32_a, x_at(i), half, cudaMemcpyDeviceToDevice, stream), "copy"); },
-          stream, warmup, runs);
-      return 2.0 * static_cast<double>(half) / (st.median_us * 1e3);
+      return cuda::copy_bandwidth_gbps(static_cast<size_t>(bytes / 2), stream, warmup, runs);
     };
     auto record = [&](const std::string& impl, const TimingStats& host, const TimingStats& device, double bytes,
                       double same_size_gbps) {

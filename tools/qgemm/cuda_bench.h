@@ -66,8 +66,11 @@ void spin(uint64_t ns, cudaStream_t stream);
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                              int runs);
 
-// Device-to-device copy of `bytes`: returns (bytes read + bytes written) / time in GB/s.
-double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int runs = 20);
+// Device-to-device copy of `bytes` (rotated across copies past L2, device
+// time): returns (bytes read + bytes written) / time in GB/s. The 1 GiB copy
+// is the reference every bandwidth figure is quoted against; a copy of an
+// op's own traffic is the floor any single launch of that size has.
+double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int warmup = 3, int runs = 20);
 
 // Measures the 1 GiB device copy bandwidth, adds it to `report` as the
 // "copy" record every bandwidth figure of the run is quoted against, and
