@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <tuple>
@@ -163,7 +164,7 @@ TEST_P(WeightOnlyCudaSmall, MatchesCpu) {
 std::vector<WonlyCase> small_cases() {
   std::vector<WonlyCase> cases;
   const int64_t shapes[][2] = {{1, 32}, {17, 96}, {129, 160}, {1000, 512}, {200, 384}};
-  const int64_t tokens[] = {1, 5, 8, 9, 16, 17, 64, 65, 200};
+  const int64_t tokens[] = {1, 5, 8, 9, 16, 17, 25, 32, 33, 64, 65, 200};
   size_t index = 0;
   for (bool int4 : {true, false}) {
     for (int group : kGroups) {
@@ -193,6 +194,19 @@ std::vector<WonlyCase> small_cases() {
       cases.push_back(c);
     }
   }
+  // Split K across a cluster (sm_90: few output tiles, ≥ 16 k tiles per
+  // split): 2 and 4 splits of an odd number of k tiles, the last one partial.
+  for (const auto& s : {std::array<int64_t, 2>{77, 2080}, std::array<int64_t, 2>{200, 4128}}) {
+    for (int64_t m : {33, 64, 130}) {
+      for (bool int4 : {true, false}) {
+        WonlyCase c;
+        c.m = m, c.n = s[0], c.k = s[1], c.int4 = int4, c.group_size = int4 ? 32 : 0;
+        c.offsets = true, c.bias = m != 64, c.prepacked = m == 130;
+        c.dtype = int4 ? DType::kBFloat16 : DType::kFloat16;
+        cases.push_back(c);
+      }
+    }
+  }
   return cases;
 }
 
@@ -213,7 +227,7 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
   int64_t checked = 0, bad = 0;
   for (bool int4 : {true, false}) {
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
-      for (int64_t m : {8, 16, 64, 128}) {
+      for (int64_t m : {8, 16, 32, 64, 128}) {
         auto rng = make_rng(static_cast<uint64_t>(int4 * 1000 + (dtype == DType::kFloat16) * 100 + m));
         WonlyWeights w(n, k, int4, 32, true, 0, rng);
         std::uniform_real_distribution<double> expo(-6.0, 3.0), uni(0.5, 1.0);
