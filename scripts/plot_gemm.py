@@ -14,7 +14,7 @@ import json
 import math
 import sys
 
-PEERS = ["qgemm-int8", "qgemm-fp8", "cublaslt-int8", "cublaslt-int8+epilogue", "cublaslt-fp8", "cublaslt-fp8-fastaccum", "cublas-bf16"]
+PEERS = ["qgemm-int8", "qgemm-fp8", "qgemm-fp8-fast", "cublaslt-int8", "cublaslt-int8+epilogue", "cublaslt-fp8", "cublaslt-fp8-fastaccum", "cublas-bf16"]
 
 
 def load(path):
@@ -51,7 +51,8 @@ def summary(table, copy_gbps):
         r = table.get(shape, {}).get(impl)
         return r["ops"] / r["median_us"] / 1e6 if r else float("nan")
     lines.append(f"device copy bandwidth: {copy_gbps:.0f} GB/s (read + write)" if copy_gbps else "no copy record")
-    for impl in ["qgemm-int8", "qgemm-fp8", "cublaslt-int8", "cublaslt-fp8", "cublas-bf16"]:
+    for impl in ["qgemm-int8", "qgemm-fp8", "qgemm-fp8-fast", "cublaslt-int8", "cublaslt-fp8",
+                 "cublaslt-fp8-fastaccum", "cublas-bf16"]:
         lines.append(f"{impl:24s} 8192^3: {tops(big, impl):7.0f} TOPS")
     large = [s for s in table if s[0] >= 1024 and "qgemm-int8" in table[s]]
     if large:
@@ -59,6 +60,9 @@ def summary(table, copy_gbps):
         lines.append(f"qgemm-int8 slowest shape with M >= 1024: {'x'.join(map(str, worst))} at {tops(worst, 'qgemm-int8'):.0f} TOPS")
     for num, den, min_m, max_m in [("qgemm-int8", "cublaslt-int8", 256, None), ("qgemm-int8", "cublas-bf16", 1024, None),
                                    ("qgemm-int8", "cublaslt-int8+epilogue", 1, None), ("qgemm-fp8", "cublaslt-fp8", 1, None),
+                                   ("qgemm-fp8-fast", "cublaslt-fp8-fastaccum", 1, None),
+                                   ("qgemm-fp8-fast", "cublaslt-fp8", 1, None),
+                                   ("qgemm-fp8-fast", "qgemm-fp8", 1, None),
                                    ("qgemm-int8", "cublaslt-int8", 1, None)]:
         rs = [(s, ratio(table, s, num, den)) for s in sorted(table) if s[0] >= min_m]
         rs = [(s, r) for s, r in rs if r]
@@ -66,7 +70,7 @@ def summary(table, copy_gbps):
             worst = min(rs, key=lambda x: x[1])
             lines.append(f"{num} vs {den}, M >= {min_m}: geomean {geomean([r for _, r in rs]):.2f}x, "
                          f"min {worst[1]:.2f}x at {'x'.join(map(str, worst[0]))}")
-    for impl in ["qgemm-int8", "qgemm-fp8", "cublaslt-int8", "cublaslt-fp8"]:
+    for impl in ["qgemm-int8", "qgemm-fp8", "qgemm-fp8-fast", "cublaslt-int8", "cublaslt-fp8"]:
         fr = [(s, table[s][impl].get("weight_bw_fraction", 0)) for s in sorted(table) if s[0] <= 16 and impl in table[s]]
         if fr:
             worst = min(fr, key=lambda x: x[1])
@@ -78,14 +82,15 @@ def summary(table, copy_gbps):
 def sweep_report(table):
     lines = []
     for shape in sorted(table, key=lambda s: (s[1], s[2], s[0])):
-        for dtype in ["int8", "fp8"]:
-            sweeps = {i: r for i, r in table[shape].items() if i.startswith(f"sweep-qgemm-{dtype}-")}
+        for dtype in ["int8", "fp8", "fp8-fast"]:
+            sweeps = {i: r for i, r in table[shape].items() if i.startswith(f"sweep-qgemm-{dtype}-")
+                      and not (dtype == "fp8" and i.startswith("sweep-qgemm-fp8-fast-"))}
             if not sweeps:
                 continue
             best = min(sweeps, key=lambda i: sweeps[i]["median_us"])
             chosen = table[shape].get(f"qgemm-{dtype}")
             cells = " ".join(f"{i.split(dtype + '-', 1)[1]}={r['median_us']:.1f}" for i, r in sorted(sweeps.items()))
-            lines.append(f"{'x'.join(map(str, shape)):18s} {dtype:4s} best {best.split(dtype + '-', 1)[1]:22s} "
+            lines.append(f"{'x'.join(map(str, shape)):18s} {dtype:8s} best {best.split(dtype + '-', 1)[1]:22s} "
                          f"dispatched {chosen['median_us'] if chosen else float('nan'):.1f}us | {cells}")
     return lines
 

@@ -26,12 +26,33 @@
 
 namespace qgemm {
 
+// How an fp8 scaled_mm may accumulate A·B on the GPU (docs/gemm.md, "fp8 fast
+// accumulation").
+//   kPrecise  the default: partial sums of the fp8 tensor-core instructions
+//             are promoted into fp32 registers every few k-blocks.
+//   kFast     opt-in: the tensor core keeps accumulating over the whole K
+//             (CUTLASS's FP8FastAccum schedules, PyTorch's
+//             _scaled_mm(use_fast_accum=True)). On Hopper the tensor core
+//             adds each group of 32 products to the running sum keeping 13
+//             fraction bits (truncated), so the error grows with K: at most
+//             34·2^-13 · ceil(K/32) · Σ_k|a_k·b_k| (worst case, before the
+//             scales); in exchange fp8 runs on the int8 tiles, near int8 speed.
+// Fast accumulation is a rounding mode of the GPU's tensor cores, not a
+// different formula: the CPU backend computes the exact fp32-accumulated
+// result for either value, and so does every GPU kernel that has no faster
+// fp8 variant (M ≤ 128 on sm_90a, every fp8 kernel off Hopper). For int8
+// inputs the value is ignored: the int32 accumulation is exact, which meets
+// either request.
+enum class Fp8Accumulation : uint8_t { kPrecise = 0, kFast = 1 };
+
 // D = scale_a · scale_b · (A·B) + bias.
-// Accumulation is int32 for int8 (exact) and fp32 for fp8; the epilogue is
-// fp32 and rounds to nearest-even into the output dtype.
+// Accumulation is int32 for int8 (exact) and fp32 for fp8 (see
+// Fp8Accumulation); the epilogue is fp32 and rounds to nearest-even into the
+// output dtype. An fp8_accumulation outside the enum throws ErrorKind::kValue.
 void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
                const TensorView& scale_a, const TensorView& scale_b,
-               const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr);
+               const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr,
+               Fp8Accumulation fp8_accumulation = Fp8Accumulation::kPrecise);
 
 // Asymmetric (zero-point) activations, int8 only.
 //   per-tensor zero point (azp absent): azp_adj [N] int32 holds z_a·(1·B̂),

@@ -114,22 +114,24 @@ def _register() -> None:
     # ---- gemm ----------------------------------------------------------
     @custom_op("qgemm::scaled_mm_out", mutates_args=("out",))
     def scaled_mm_out(out: Tensor, a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor,
-                      bias: Optional[Tensor]) -> None:
-        _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias)
+                      bias: Optional[Tensor], fast_accum: bool = False) -> None:
+        _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias,
+             fast_accum=fast_accum)
 
     @scaled_mm_out.register_fake
-    def _(out, a, b, scale_a, scale_b, bias):
+    def _(out, a, b, scale_a, scale_b, bias, fast_accum=False):
         return None
 
     @custom_op("qgemm::scaled_mm", mutates_args=())
     def scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor],
-                  out_dtype: torch.dtype) -> Tensor:
+                  out_dtype: torch.dtype, fast_accum: bool = False) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
-        _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias)
+        _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias,
+             fast_accum=fast_accum)
         return out
 
     @scaled_mm.register_fake
-    def _(a, b, scale_a, scale_b, bias, out_dtype):
+    def _(a, b, scale_a, scale_b, bias, out_dtype, fast_accum=False):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
     @custom_op("qgemm::scaled_mm_azp_out", mutates_args=("out",))

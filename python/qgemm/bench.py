@@ -150,8 +150,13 @@ def gemm_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
                 if compiled_composite is not None:
                     case.peers["torch.compile"] = lambda i, d=data, f=compiled_composite: f(*d[i][:5])
             if dtype == "fp8":
+                case.peers["qgemm fast_accum"] = lambda i, d=data: qgemm.scaled_mm(*d[i][:5], out=d[i][5],
+                                                                                  fast_accum=True)
                 case.peers["torch._scaled_mm"] = lambda i, d=data: torch._scaled_mm(
                     d[i][0], d[i][1], scale_a=d[i][2], scale_b=d[i][3], bias=d[i][4], out_dtype=torch.bfloat16)
+                case.peers["torch._scaled_mm fast_accum"] = lambda i, d=data: torch._scaled_mm(
+                    d[i][0], d[i][1], scale_a=d[i][2], scale_b=d[i][3], bias=d[i][4], out_dtype=torch.bfloat16,
+                    use_fast_accum=True)
             yield case  # generated one at a time: a case's inputs are freed after it
 
 

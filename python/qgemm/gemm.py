@@ -26,16 +26,23 @@ def _default_out_dtype(out_dtype: Any, bias: Any) -> str:
 
 
 def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, out_dtype: Any = None,
-              out: Any = None, stream: Any = None) -> Any:
+              out: Any = None, stream: Any = None, fast_accum: bool = False) -> Any:
     """out = scale_a · scale_b · (a·b) + bias.
 
     out_dtype (without out=): 'bf16' / 'fp16' / 'fp32' or the framework's
-    dtype; default: bias's dtype, else bf16. Returns out."""
+    dtype; default: bias's dtype, else bf16.
+    fast_accum: for fp8 inputs, allow the GPU's fast fp8 accumulation
+    (Fp8Accumulation::kFast, like torch._scaled_mm(use_fast_accum=True)): on
+    sm_90a the large-M kernels keep accumulating inside the tensor cores, near
+    int8 speed, with an error that grows with K (docs/gemm.md). The CPU
+    backend and int8 inputs give the precise result either way. Returns out."""
+    fast_accum = bool(fast_accum)
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
             return _torch_ops.ops(a).scaled_mm(a, b, scale_a, scale_b, bias,
-                                                        _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)))
-        _torch_ops.ops(a).scaled_mm_out(out, a, b, scale_a, scale_b, bias)
+                                                        _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)),
+                                                        fast_accum)
+        _torch_ops.ops(a).scaled_mm_out(out, a, b, scale_a, scale_b, bias, fast_accum)
         return out
     if out is None:
         _arrays.require(a, "a")
@@ -43,7 +50,7 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, o
         out = _arrays.empty(a, (a.shape[0], b.shape[1]), _default_out_dtype(out_dtype, bias))
     _qgemm.scaled_mm(out=_arrays.to_arg(out), a=_arrays.to_arg(a), b=_arrays.to_arg(b),
                      scale_a=_arrays.to_arg(scale_a), scale_b=_arrays.to_arg(scale_b), bias=_arrays.to_arg(bias),
-                     stream=_arrays.stream_for(a, stream))
+                     stream=_arrays.stream_for(a, stream), fast_accum=fast_accum)
     return out
 
 

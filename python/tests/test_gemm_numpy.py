@@ -67,6 +67,22 @@ def test_scaled_mm_fp8(rng, m, n, k):
     assert np.all(np.abs(out - expected) <= bound)
 
 
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_scaled_mm_fast_accum_is_precise_on_cpu(rng, m, n, k):
+    """fast_accum is a GPU tensor-core rounding mode: the CPU backend gives
+    the precise result, bit for bit, for fp8 and (ignored) for int8."""
+    a, w = ref.random_fp8_codes(rng, (m, k)), ref.random_fp8_codes(rng, (n, k))
+    sa = np.float32([0.5])
+    sb = rng.uniform(0.5, 1, n).astype(np.float32)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    precise = qgemm.scaled_mm(qgemm.fp8(a), qgemm.fp8(w.T), sa, sb, bias, out_dtype="fp32")
+    fast = qgemm.scaled_mm(qgemm.fp8(a), qgemm.fp8(w.T), sa, sb, bias, out_dtype="fp32", fast_accum=True)
+    np.testing.assert_array_equal(fast, precise)
+    ai, wi, sai, sbi = random_int8_problem(rng, m, n, k)
+    np.testing.assert_array_equal(qgemm.scaled_mm(ai, wi.T, sai, sbi, out_dtype="fp32", fast_accum=True),
+                                  ref.scaled_mm(ai, wi.T, sai, sbi))
+
+
 def test_scaled_mm_fp8_native_ml_dtypes(rng):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     a = ref.random_fp8_codes(rng, (4, 16)).view(ml_dtypes.float8_e4m3fn)

@@ -66,6 +66,38 @@ def test_scaled_mm_fp8_native_dtype(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("m", [7, 200, 1100])
+def test_scaled_mm_fp8_fast_accum(device, m):
+    """fast_accum=True against the exact result: on the CPU (and where no fast
+    kernel exists) the precise result; on sm_90a at M > 128 the fast kernels,
+    whose error bound grows with K (tests/gemm/test_scaled_mm_fp8_fast.cpp
+    derives it): s_a·s_b·(2^-9·S + 34·2^-13·W) plus an output ulp, with
+    S = Σ_k |a_k·b_k| and W = Σ_k (ceil(K/32) − floor(k/32))·|a_k·b_k|.
+    Non-negative inputs (no cancellation: |D| = s_a·s_b·S) so that a wrong
+    scale or a missing bias would exceed the bound."""
+    g = torch.Generator().manual_seed(m)
+    n, k = 256, 1040
+    a = (torch.randn(m, k, generator=g).abs() * 4).to(torch.float8_e4m3fn)
+    w = (torch.randn(n, k, generator=g).abs()).to(torch.float8_e4m3fn)
+    sa = torch.rand(m, 1, generator=g) * 1e-2 + 1e-3
+    sb = torch.rand(1, n, generator=g) * 1e-2 + 1e-3
+    bias = (torch.rand(n, generator=g) - 0.5).bfloat16()
+    out = qgemm.scaled_mm(*(t.to(device) for t in (a, w.T, sa, sb, bias)), fast_accum=True)
+    assert out.dtype == torch.bfloat16 and out.shape == (m, n)
+    exact = (a.double() @ w.double().T) * sa.double() * sb.double() + bias.double()
+    scale = sa.double() * sb.double()
+    weight = -(-k // 32) - torch.arange(k, dtype=torch.float64) // 32
+    abs_sum = (a.double().abs() @ w.double().abs().T) * scale
+    weighted = ((a.double().abs() * weight) @ w.double().abs().T) * scale
+    bound = 2.0**-9 * abs_sum + 34 * 2.0**-13 * weighted + 2.0**-7 * exact.abs() + 1e-6
+    assert torch.all((out.cpu().double() - exact).abs() <= bound)
+    assert not torch.all((out.cpu().double() - (exact - bias.double())).abs() <= bound)  # the bound has teeth
+    precise = qgemm.scaled_mm(*(t.to(device) for t in (a, w.T, sa, sb, bias)))
+    if device == "cpu":
+        torch.testing.assert_close(out, precise, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("per_token_zero_points", [False, True])
 def test_scaled_mm_azp(device, per_token_zero_points):
     a, w, sa, sb, bias = problem(device, 33, 80, 64)
@@ -185,6 +217,8 @@ def opcheck_cases(device):
     return [
         (ops.scaled_mm, (a, w.T, sa, sb, bias.bfloat16(), torch.bfloat16)),
         (ops.scaled_mm_out, (out, a, w.T, sa, sb, None)),
+        (ops.scaled_mm, (a.float().to(torch.float8_e4m3fn), w.float().div(64).to(torch.float8_e4m3fn).T, sa, sb,
+                         None, torch.bfloat16, True)),  # fp8, fast_accum=True
         (ops.scaled_mm_azp, (a, w.T, sa, sb, adj, azp, None, torch.float16)),
         (ops.azp_adj, (w.T, 2)),
         (ops.quantize, (x, torch.int8, "per_token", False, False, 128, None, None)),

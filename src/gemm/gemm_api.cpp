@@ -112,8 +112,19 @@ void run(const detail::ScaledMmArgs& args) {
 
 void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
                const TensorView& scale_a, const TensorView& scale_b,
-               const std::optional<TensorView>& bias, Stream stream) {
-  run(validate_scaled_mm("scaled_mm", out, a, b, scale_a, scale_b, bias, stream));
+               const std::optional<TensorView>& bias, Stream stream,
+               Fp8Accumulation fp8_accumulation) {
+  if (fp8_accumulation != Fp8Accumulation::kPrecise && fp8_accumulation != Fp8Accumulation::kFast) {
+    fail(ErrorKind::kValue, "fp8_accumulation: expected Fp8Accumulation::kPrecise or kFast, got " +
+                                std::to_string(static_cast<int>(fp8_accumulation)));
+  }
+  detail::ScaledMmArgs args =
+      validate_scaled_mm("scaled_mm", out, a, b, scale_a, scale_b, bias, stream);
+  // int8 accumulates exactly in int32, which meets either request: the flag
+  // is dropped here so that no backend ever sees it for int8.
+  args.fp8_fast_accum =
+      fp8_accumulation == Fp8Accumulation::kFast && args.input_dtype == DType::kFloat8E4M3;
+  run(args);
 }
 
 void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,

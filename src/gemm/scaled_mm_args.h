@@ -28,6 +28,11 @@ struct ScaledMmArgs {
 
   const void* bias = nullptr;  // [N] in out_dtype, or null
 
+  // fp8 inputs only (always false for int8): the caller allows the GPU's
+  // fast fp8 accumulation (Fp8Accumulation::kFast). Backends without a fast
+  // variant compute the precise result, which is always allowed.
+  bool fp8_fast_accum = false;
+
   // Zero-point correction (int8 only). azp_adj null: symmetric. azp null with
   // azp_adj set: per-tensor zero point folded into azp_adj. Both set:
   // per-token zero points, subtract azp[m]·azp_adj[n].

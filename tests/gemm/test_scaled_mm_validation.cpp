@@ -3,6 +3,7 @@
 // anything runs (the output stays untouched).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -223,6 +224,45 @@ TEST(ScaledMmValidation, Int8KTooLarge) {
   x.out = TensorView(x.out_data.data(), DType::kBFloat16, {1, N});
   x.scale_a = TensorView(x.scales.data(), DType::kFloat32, {1});
   expect_error([&] { x.run(); }, ErrorKind::kValue, {"a:", "K=131073", "overflow"});
+}
+
+// Fp8Accumulation: values outside the enum are rejected before anything
+// runs; kFast is accepted for fp8 and ignored for int8 (whose int32
+// accumulation is exact); the old 7-argument call still compiles and means
+// kPrecise.
+TEST(ScaledMmValidation, Fp8AccumulationOutOfRange) {
+  for (int raw : {2, 255}) {
+    Args x;
+    expect_error([&] { scaled_mm(x.out, x.a, x.b, x.scale_a, x.scale_b, x.bias, nullptr,
+                                 static_cast<Fp8Accumulation>(raw)); },
+                 ErrorKind::kValue, {"fp8_accumulation", "kPrecise or kFast", std::to_string(raw)});
+    EXPECT_TRUE(x.out_untouched());
+  }
+}
+
+TEST(ScaledMmValidation, Fp8AccumulationAcceptedForFp8IgnoredForInt8) {
+  // int8: kFast runs and gives the precise (exact) result.
+  Args precise, fast;
+  scaled_mm(precise.out, precise.a, precise.b, precise.scale_a, precise.scale_b, precise.bias, nullptr,
+            Fp8Accumulation::kPrecise);
+  scaled_mm(fast.out, fast.a, fast.b, fast.scale_a, fast.scale_b, fast.bias, nullptr, Fp8Accumulation::kFast);
+  EXPECT_FALSE(fast.out_untouched());
+  EXPECT_EQ(precise.out_data, fast.out_data);
+  // fp8: accepted on the CPU (which computes the precise result).
+  for (Fp8Accumulation mode : {Fp8Accumulation::kPrecise, Fp8Accumulation::kFast}) {
+    Args x;
+    std::fill(x.a_data.begin(), x.a_data.end(), int8_t{0x38});  // 1.0 in e4m3
+    std::fill(x.b_data.begin(), x.b_data.end(), int8_t{0x38});
+    x.a = TensorView(x.a_data.data(), DType::kFloat8E4M3, {M, K});
+    x.b = TensorView::strided(x.b_data.data(), DType::kFloat8E4M3, {K, N}, {1, K});
+    scaled_mm(x.out, x.a, x.b, x.scale_a, x.scale_b, x.bias, nullptr, mode);
+    for (auto v : x.out_data) EXPECT_EQ(v, 0x4100);  // bf16 8.0 = K · 1 · 1
+  }
+  // Source compatibility: the pre-existing call forms.
+  Args y;
+  scaled_mm(y.out, y.a, y.b, y.scale_a, y.scale_b);
+  scaled_mm(y.out, y.a, y.b, y.scale_a, y.scale_b, y.bias, nullptr);
+  EXPECT_EQ(y.out_data, precise.out_data);
 }
 
 TEST(AzpAdjValidation, Rejections) {

@@ -107,7 +107,9 @@ void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, co
 
 // qgemm scaled_mm with per-token / per-channel scales and bias, bf16 out; with
 // `kernel`, that kernel forced (the sweep), else the dispatcher's choice.
-void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel) {
+// `fast`: fp8 with Fp8Accumulation::kFast ("qgemm-fp8-fast", timed in the same
+// run as cublaslt-fp8 and cublaslt-fp8-fastaccum).
+void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast = false) {
   const Device gpu = Device::cuda(0);
   detail::ScaledMmArgs args;
   args.m = s.m, args.n = s.n, args.k = s.k;
@@ -118,6 +120,7 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   args.scale_a = s.scale_a.as<float>(), args.scale_a_per_token = true;
   args.scale_b = s.scale_b.as<float>(), args.scale_b_per_channel = true;
   args.bias = s.bias.get();
+  args.fp8_fast_accum = fast && input != DType::kInt8;
   args.device = gpu;
   args.stream = ctx.stream;
   args.a = s.a_set(0, 1), args.b = s.b_set(0, 1);
@@ -137,10 +140,11 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
         }
         const TensorView a(s.a_set(i, 1), input, {s.m, s.k}, gpu);
         const auto b = TensorView::strided(s.b_set(i, 1), input, {s.k, s.n}, {1, s.k}, gpu);
-        scaled_mm(out, a, b, sa, sb, bias, ctx.stream);
+        scaled_mm(out, a, b, sa, sb, bias, ctx.stream,
+                  fast ? Fp8Accumulation::kFast : Fp8Accumulation::kPrecise);
       },
       ctx.stream, ctx.warmup, ctx.runs);
-  const std::string base = input == DType::kInt8 ? "qgemm-int8" : "qgemm-fp8";
+  const std::string base = input == DType::kInt8 ? "qgemm-int8" : fast ? "qgemm-fp8-fast" : "qgemm-fp8";
   const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base;
   add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + 8 * s.n),
              {{"kernel", static_cast<double>(chosen)}});
@@ -226,8 +230,14 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       s.fill_inputs(input, stream);
       bench_qgemm(ctx, s, input, nullptr);
+      if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
       if (sweep) {
         for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
+        if (input != DType::kInt8) {  // the two kernels with a fast-accumulation variant
+          for (GemmKernel kernel : {GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {
+            bench_qgemm(ctx, s, input, &kernel, true);
+          }
+        }
       }
       if (peers && input == DType::kInt8) bench_peers_int8(ctx, s, handles);
       if (peers && input != DType::kInt8) {

@@ -150,6 +150,11 @@ void scaled_mm_fp8(const ScaledMmArgs& args) {
 
 }  // namespace
 
+// args.fp8_fast_accum is not read: fast accumulation is a rounding mode of
+// the GPU's fp8 tensor cores (fewer bits kept while k-blocks are added up),
+// not a different formula, so the CPU computes the precise fp32-accumulated
+// result for either request — the reference the GPU's fast path is tested
+// against, with a K-dependent tolerance (tests/gemm/test_scaled_mm_fp8_fast.cpp).
 void scaled_mm_cpu(const ScaledMmArgs& args) {
   if (args.m == 0 || args.n == 0) return;
   if (args.input_dtype == DType::kInt8) {

@@ -1,6 +1,7 @@
 // scaled_mm_cpu.h — CPU backend of the scaled GEMMs: exact reference
 // semantics (int32 accumulation for int8, fp32 for fp8) and the oracle for
-// every GPU test.
+// every GPU test. The fp8 result is the precise one whether or not
+// args.fp8_fast_accum is set (fast accumulation is a GPU rounding mode).
 #pragma once
 
 #include <cstdint>

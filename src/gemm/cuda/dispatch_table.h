@@ -68,6 +68,34 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {kAnyM, 0, GemmKernel::kSm90Wide, "128×128 cooperative: fastest fp8 config at every M ≥ 512"},
 };
 
+// fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum).
+// Here kSm90Wide / kSm90Square are the int8 tiles (sm90_configs.h:
+// Fp8FastWide 128×256 cooperative, Fp8FastSquare 128×128 ping-pong): with one
+// accumulator set fp8 has int8's registers, shared-memory bytes per MAC and
+// wgmma rate, so int8's measured M buckets (kSm90Int8Rules) are the starting
+// point — to be confirmed by a `--sweep` of the fast kernels on the H100.
+// M ≤ 128 keeps the precise kernels: no fast variant is instantiated there.
+constexpr GemmRule kSm90Fp8FastRules[] = {
+    {16, 0, GemmKernel::kSkinny,
+     "M ≤ 16 (decode), as for int8: weight-bandwidth-bound. mma.sync has no separate fast mode: each "
+     "m16n8k32 instruction returns its sum to an fp32 register every 32 products (finer than the "
+     "precise wgmma mainloop's promotion), so the result is the precise kernel's"},
+    {128, 0, GemmKernel::kSm90Narrow,
+     "bandwidth-bound: the precise 64×128 ping-pong kernel; promotion costs little when the MMAs wait "
+     "on memory, and a fast 64×128 variant would be 2 more instantiations for no measured gain"},
+    {512, 0, GemmKernel::kSm90Square,
+     "fast 128×128×128 ping-pong (int8's Square): int8's choice for M = 256 and 512, where 128×256 "
+     "tiles leave SMs idle"},
+    {1024, 0, GemmKernel::kSm90Square,
+     "fast 128×128 ping-pong where 128×256 tiles leave the last wave less than half full (the same "
+     "tile counts as int8's ragged-wave rule)",
+     true},
+    {kAnyM, 0, GemmKernel::kSm90Wide,
+     "compute-bound: fast 128×256×128 cooperative, cluster 2×1 (int8's Wide) — the tile the precise "
+     "mainloop cannot use (its second accumulator set spills): what vLLM and PyTorch's row-wise "
+     "_scaled_mm(use_fast_accum=True) run"},
+};
+
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {
     {16, 0, GemmKernel::kSkinny, "weight-bandwidth-bound (see sm90)"},

@@ -16,8 +16,8 @@ namespace qgemm::detail {
 enum class GemmKernel : uint8_t {
   kFallback,   // scaled_mm_fallback.cu: any shape, stride and alignment
   kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, column tiles (persistent for M ≤ 16), K split over warps
-  kSm90Wide,   // 128×256×128, cluster 2×1, cooperative (fp8: 128×128×128)
-  kSm90Square, // 128×128×128, cluster 2×1, ping-pong (fp8: 64×128×128)
+  kSm90Wide,   // 128×256×128, cluster 2×1, cooperative (precise fp8: 128×128×128)
+  kSm90Square, // 128×128×128, cluster 2×1, ping-pong (precise fp8: 64×128×128)
   kSm90Narrow, // 64×128×128, cluster 1×2, ping-pong
   kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
   kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
@@ -33,6 +33,10 @@ bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide and kSm90Square
+// only (the int8 tiles, sm90_configs.h); false for any other kernel.
+bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);

@@ -68,6 +68,12 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& i
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
       if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
+      // Fast accumulation where a fast variant exists (Wide, Square); the
+      // precise kernel otherwise (Narrow), which is always allowed.
+      if (args.fp8_fast_accum && kernel != GemmKernel::kSm90Narrow) {
+        return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count)
+                    : sm90_fp8fast_fp16(kernel, args, info.sm_count);
+      }
       return bf16 ? sm90_fp8_bf16(kernel, args, info.sm_count) : sm90_fp8_fp16(kernel, args, info.sm_count);
 #else
       return false;
@@ -102,7 +108,10 @@ GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Devi
 // The table's choice for this problem on this device.
 GemmKernel choose(const ScaledMmArgs& args, const DeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
-  if (info.major == 9) return int8 ? pick(kSm90Int8Rules, args, info) : pick(kSm90Fp8Rules, args, info);
+  if (info.major == 9) {
+    if (int8) return pick(kSm90Int8Rules, args, info);
+    return args.fp8_fast_accum ? pick(kSm90Fp8FastRules, args, info) : pick(kSm90Fp8Rules, args, info);
+  }
   if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
   if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
   return GemmKernel::kFallback;

@@ -1,8 +1,9 @@
 // sm90_configs.h — the Hopper CUTLASS kernel configurations: CTA tile,
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
-// every config here for one (input, output) dtype pair, so the instantiation
-// count is (configs here) × 4 dtype pairs.
+// the three configs of their input type for one (input, output) dtype pair
+// (3 × 4 kernels), sm90_fp8fast_*.cu the two fast-accumulation fp8 configs
+// (2 × 2 kernels): 16 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -64,5 +65,24 @@ using Fp8Wide = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm
                        cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                          cutlass::epilogue::TmaWarpSpecialized>;
+
+// fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
+// CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in
+// one accumulator set — no promotion into a second fp32 set — so fp8 fits the
+// int8 tiles above exactly: same 8-bit operand bytes per stage, same 128
+// accumulator registers per thread (fp32 instead of int32), same wgmma rate.
+// The collective builder maps these schedules to the plain
+// MainloopSm90TmaGmmaWarpSpecialized (not the …FP8 promoting mainloop), and
+// the kernel layer picks the cooperative / ping-pong kernel through their
+// base classes. Only the two 128-row tiles get a fast variant: kSm90Narrow
+// (M ≤ 128) is bandwidth-bound and keeps the precise mainloop.
+// kSm90Wide → FastWide: 128×256×128 cooperative, cluster 2×1 (= Wide);
+// kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square).
+using Fp8FastWide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>,
+                           cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                           cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8FastSquare = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>,
+                             cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                             cutlass::epilogue::TmaWarpSpecialized>;
 
 }  // namespace qgemm::detail::sm90
