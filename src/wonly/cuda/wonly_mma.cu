@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "core/cuda_check.h"
@@ -68,15 +69,14 @@ __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes (L2 only), or zeros when !fill (src must still be a valid address).
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool fill) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)),
-               "l"(src), "r"(fill ? 16 : 0));
+// 16 bytes (L2 only) to shared address `dst`, or zeros when !fill (src must
+// still be a valid address).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool fill) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 16 : 0));
 }
 
-__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool fill) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)),
-               "l"(src), "r"(fill ? 4 : 0));
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool fill) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 4 : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -95,10 +95,14 @@ __device__ __forceinline__ void cp_async_wait() {
 //   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
 template <bool kInt4, int kBM>
 struct LoadPlan {
+  using StageT = Stage<kInt4, kBM>;
   static constexpr int kActCopies = kBM * 8 / kThreads;
   static constexpr int kChunks = raw_row_bytes<kInt4>() / 16;  // per row and tile
   static constexpr int kRawCopies = kBN * kChunks / kThreads;
   static constexpr int kElems = kInt4 ? 32 : 16;               // per chunk
+  static constexpr uint32_t kActStep = 32 * sizeof(StageT::act[0]);                             // 32 tokens
+  static constexpr uint32_t kRawStep = (kThreads / kChunks) * sizeof(StageT::raw[0]);          // rows
+  static constexpr uint32_t kRawOffset = offsetof(StageT, raw), kParOffset = offsetof(StageT, par);
 
   const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
   int64_t act_step;     // 32 tokens
@@ -108,8 +112,9 @@ struct LoadPlan {
   int chunk;
   const float* par;  // this row's scales or offsets (null: zero-fill)
   int group_shift;   // group = k >> shift (per channel: 31, always 0)
+  uint32_t act_dst, raw_dst, par_dst;  // shared addresses in stage 0
 
-  __device__ LoadPlan(const WeightOnlyArgs& args, int64_t token_base, int64_t row_base) {
+  __device__ LoadPlan(const WeightOnlyArgs& args, int64_t token_base, int64_t row_base, uint32_t smem) {
     const int i = threadIdx.x;
     const auto* a = static_cast<const uint16_t*>(args.a);
     act_col = 8 * (i % 8);
@@ -128,44 +133,43 @@ struct LoadPlan {
     par = i < kBN ? args.scales + row * args.ld_scales
                   : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
     group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+    act_dst = smem + (i / 8) * sizeof(StageT::act[0]) + 2 * act_col;
+    raw_dst = smem + kRawOffset + (i / kChunks) * sizeof(StageT::raw[0]) + 16 * chunk;
+    par_dst = smem + kParOffset + (i % kBN) * sizeof(StageT::par[0]) + (i < kBN ? 0 : 8);
   }
 
-  // Issues the copies of k tile `kt` into `stage` (the caller commits).
-  __device__ __forceinline__ void issue(const WeightOnlyArgs& args, int kt, Stage<kInt4, kBM>& stage) const {
-    const int i = threadIdx.x, k0 = kt * kBK, k = static_cast<int>(args.k);
+  // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
+  // Halves of the tile at or past K get zero weights, scales and offsets, so
+  // their ŵ = round_T(0·0 + 0) = 0 exactly (an offset past K could be ±inf).
+  __device__ __forceinline__ void issue(const WeightOnlyArgs& args, int kt, int slot) const {
+    const uint32_t base = slot * static_cast<uint32_t>(sizeof(StageT));
+    const int k0 = kt * kBK, k = static_cast<int>(args.k);
     const bool col_inside = k0 + act_col < k;
 #pragma unroll
     for (int j = 0; j < kActCopies; ++j) {
       const bool fill = col_inside && ((act_tokens >> j) & 1u);
-      cp_async_16(&stage.act[i / 8 + 32 * j][act_col], fill ? act + j * act_step + k0 : act, fill);
+      cp_async_16(base + act_dst + j * kActStep, fill ? act + j * act_step + k0 : act, fill);
     }
     const int c = kt * kChunks + chunk;  // chunk index along the row
     const int64_t c_offset = (c >> 2) * args.w_addr.tile_stride + (c & 3) * 16;
+    const bool chunk_inside = c * kElems < k;
 #pragma unroll
     for (int j = 0; j < kRawCopies; ++j) {
-      const bool fill = c * kElems < k;
-      cp_async_16(&stage.raw[i / kChunks + (kThreads / kChunks) * j][16 * chunk], fill ? raw[j] + c_offset : raw[j],
-                  fill);
+      cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
     }
-    const int k1 = k0 + 32 < k ? k0 + 32 : k0;  // groups are ≥ 32 elements: one per half tile
+    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
     const bool fill = par != nullptr;
-    const int slot = i < kBN ? 0 : 2;
-    cp_async_4(&stage.par[i % kBN][slot], fill ? par + (k0 >> group_shift) : args.scales, fill);
-    cp_async_4(&stage.par[i % kBN][slot + 1], fill ? par + (k1 >> group_shift) : args.scales, fill);
+    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
+    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
+               fill && second_inside);
   }
 };
 
 // The A fragments of one m16 tile for the four MMA steps of a k tile: rows
-// `row` and `row` + 8 of the stage, this lane's 16 elements; zeros at or
-// past K (`valid` false).
+// `row` and `row` + 8 of the stage, this lane's 16 elements (0 past K: see
+// LoadPlan::issue).
 template <bool kBf16, bool kInt4, int kBM>
-__device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int row, int t, bool valid,
-                                          uint32_t a[4][4]) {
-  if (!valid) {
-#pragma unroll
-    for (int s = 0; s < 4; ++s) a[s][0] = a[s][1] = a[s][2] = a[s][3] = 0;
-    return;
-  }
+__device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int row, int t, uint32_t a[4][4]) {
   const int j = t >> 1;  // elements 16t… lie in the group of k0 (t < 2) or k0 + 32
 #pragma unroll
   for (int h = 0; h < 2; ++h) {  // h = 0: row g (a[s][0], a[s][2]); h = 1: row g + 8 (a[s][1], a[s][3])
@@ -302,26 +306,27 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   const int kt_begin = min(k_tiles, static_cast<int>(blockIdx.z) * per_split);
   const int kt_end = min(k_tiles, kt_begin + per_split);
 
-  const LoadPlan<kInt4, kBM> plan(args, token_base, row_base);
+  const LoadPlan<kInt4, kBM> plan(args, token_base, row_base, smem_address(smem));
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (kt_begin + s < kt_end) plan.issue(args, kt_begin + s, stages[s]);
+    if (kt_begin + s < kt_end) plan.issue(args, kt_begin + s, s);
     cp_async_commit();  // empty groups keep the count uniform
   }
+  int slot = 0, load_slot = kStages - 1;  // ring slots of tile kt and of tile kt + kStages − 1
 
   float acc[kMT][kNB][4] = {};
   for (int kt = kt_begin; kt < kt_end; ++kt) {
     cp_async_wait<kStages - 2>();  // this thread's copies of tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 1's slot is free
-    const int next = kt + kStages - 1;
-    if (next < kt_end) plan.issue(args, next, stages[(next - kt_begin) % kStages]);
+    if (kt + kStages - 1 < kt_end) plan.issue(args, kt + kStages - 1, load_slot);
     cp_async_commit();
+    load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
 
-    const Stage<kInt4, kBM>& stage = stages[(kt - kt_begin) % kStages];
-    const bool valid = kt * kBK + 16 * t < args.k;
+    const Stage<kInt4, kBM>& stage = stages[slot];
+    slot = slot + 1 == kStages ? 0 : slot + 1;
     uint32_t a[kMT][4][4];  // [m16 tile][step][fragment register]
 #pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) dequant_a<kBf16, kInt4, kBM>(stage, warp_rows + 16 * mt + g, t, valid, a[mt]);
+    for (int mt = 0; mt < kMT; ++mt) dequant_a<kBf16, kInt4, kBM>(stage, warp_rows + 16 * mt + g, t, a[mt]);
     // Token by token block. Ordering the MMAs so that consecutive ones update
     // different accumulators (all n8 blocks' B fragments loaded first) was
     // 10–20 % slower on the H100: more live registers, and the MMA latency
