@@ -351,23 +351,18 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   if (gridDim.z > 1 && !reduce_split_k<kMT, kNB>(acc, reinterpret_cast<float*>(smem))) return;
   store_tile<kBf16, kInt4, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
 }
+
 // How many CTAs (a cluster along K) share each output tile: doubled while
 // the grid fills less than half of the resident slots (2 CTAs per SM) and
 // every split keeps ≥ 8 k tiles, at most 8 (the portable cluster size).
-// sm_90+ only (clusters); 1 elsewhere. E.g. H100, (N, K) = (4096, 4096),
-// M = 64: 32 tiles → 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
-int split_k_factor(int device, int64_t tiles, int64_t k_tiles) {
-  static std::atomic<int> cached[64];  // (major << 16 | SMs) + 1 per device, 0 = unknown
-  int info = device < 64 ? cached[device].load(std::memory_order_relaxed) - 1 : -1;
-  if (info < 0) {
-    int major = 0, sms = 0;
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    info = major << 16 | sms;
-    if (device < 64) cached[device].store(info + 1, std::memory_order_relaxed);
-  }
-  if ((info >> 16) < 9) return 1;
-  const int64_t slots = 2 * static_cast<int64_t>(info & 0xffff);
+// Only where the kernel that runs was compiled for sm_90+ (`arch`: the
+// virtual architecture its code came from — an sm_80-only build on a Hopper,
+// or compute_80 PTX JIT-compiled for a newer GPU, has no reduction): 1
+// elsewhere. E.g. H100, (N, K) = (4096, 4096), M = 64: 32 tiles →
+// 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
+int split_k_factor(int arch, int sms, int64_t tiles, int64_t k_tiles) {
+  if (arch < 90) return 1;
+  const int64_t slots = 2 * static_cast<int64_t>(sms);
   int splits = 1;
   while (splits < 8 && tiles * splits * 2 <= slots && k_tiles >= 16 * splits) splits *= 2;
   return splits;
@@ -376,19 +371,28 @@ int split_k_factor(int device, int64_t tiles, int64_t k_tiles) {
 template <bool kBf16, bool kInt4, int kBM, int kMT>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));  // > 48 KB: opt in
-  static std::atomic<uint64_t> opted_in{0};  // once per kernel and device
+  auto* kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
+  // Per kernel and device, once: the shared-memory opt-in, then
+  // (arch << 16 | SM count) + 1 (0 = not yet), arch = the PTX version the
+  // loaded code was compiled from (≤ its binary version).
+  static std::atomic<int> setup[64];
   int device = 0;
   QGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  const uint64_t bit = uint64_t{1} << (device & 63);
-  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
-    QGEMM_CUDA_CHECK(cudaFuncSetAttribute(wonly_mma_kernel<kBf16, kInt4, kBM, kMT>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    opted_in.fetch_or(bit, std::memory_order_acq_rel);
+  int info = device < 64 ? setup[device].load(std::memory_order_acquire) - 1 : -1;
+  if (info < 0) {
+    QGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    cudaFuncAttributes attributes{};
+    QGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    int sms = 0;
+    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    info = std::min(attributes.ptxVersion, attributes.binaryVersion) << 16 | sms;
+    if (device < 64) setup[device].store(info + 1, std::memory_order_release);
   }
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
-  const int splits = split_k_factor(device, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK);
+  const int splits = split_k_factor(info >> 16, info & 0xffff, static_cast<int64_t>(tiles.x) * tiles.y,
+                                    (args.k + kBK - 1) / kBK);
   if (splits == 1) {
-    wonly_mma_kernel<kBf16, kInt4, kBM, kMT><<<tiles, kThreads, bytes, stream>>>(args);
+    kernel<<<tiles, kThreads, bytes, stream>>>(args);
     return;
   }
   cudaLaunchConfig_t config{};
@@ -403,7 +407,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   cluster.val.clusterDim.z = static_cast<unsigned>(splits);
   config.attrs = &cluster;
   config.numAttrs = 1;
-  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, wonly_mma_kernel<kBf16, kInt4, kBM, kMT>, args));
+  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args));
 }
 
 template <bool kBf16, bool kInt4>
