@@ -55,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
 #include "qgemm/error.h"
 #include "qgemm/gemm.h"
@@ -218,27 +219,12 @@ TEST(ScaledMmFp8FastCpu, FastBoundCatchesErrors) {
 
 const Device kGpu = Device::cuda(0);
 
-struct DeviceCopy {
-  CudaBuffer a, b, sa, sb, bias, out;
-  explicit DeviceCopy(const GemmProblem& p)
-      : a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), out(p.out.size()) {
-    out.poison();
-  }
-  detail::ScaledMmArgs args(const GemmProblem& p) const {
-    detail::ScaledMmArgs r;
-    r.m = p.c.m, r.n = p.c.n, r.k = p.c.k;
-    r.input_dtype = p.c.input, r.out_dtype = p.c.out;
-    r.a = a.get(), r.lda = p.lda;
-    r.b = b.get(), r.ldb = p.ldb;
-    r.out = out.get(), r.ldo = p.ldo;
-    r.scale_a = static_cast<const float*>(sa.get()), r.scale_a_per_token = p.c.per_token;
-    r.scale_b = static_cast<const float*>(sb.get()), r.scale_b_per_channel = p.c.per_channel;
-    r.bias = p.c.bias ? bias.get() : nullptr;
-    r.fp8_fast_accum = true;
-    r.device = kGpu;
-    return r;
-  }
-};
+// The fast-accumulation arguments of a problem's device copy.
+detail::ScaledMmArgs fast_args(const DeviceProblem& d, const GemmProblem& p) {
+  detail::ScaledMmArgs r = fast_args(d, p);
+  r.fp8_fast_accum = true;
+  return r;
+}
 
 int compute_capability() {
   int major = 0, minor = 0;
@@ -282,7 +268,7 @@ TEST_P(ScaledMmFp8Fast, MatchesCpuWithinFastBound) {
     auto rng = make_rng(static_cast<uint64_t>(s.m * 977 + s.n * 13 + s.k + positive));
     GemmProblem p(c, rng);
     if (positive) make_positive_biased(p, rng);
-    DeviceCopy d(p);
+    DeviceProblem d(p);
     scaled_mm(p.out_view(d.out.get(), kGpu), p.a_view(d.a.get(), kGpu), p.b_view(d.b.get(), kGpu),
               p.scale_a_view(d.sa.get(), kGpu), p.scale_b_view(d.sb.get(), kGpu),
               p.bias_view(d.bias.get(), kGpu), nullptr, Fp8Accumulation::kFast);
@@ -291,7 +277,7 @@ TEST_P(ScaledMmFp8Fast, MatchesCpuWithinFastBound) {
     d.out.download(gpu_out);
     const std::vector<uint8_t> reference = cpu_output(p, Fp8Accumulation::kPrecise);
     const AbsOperands ops(p);
-    const std::string what = std::string("fast ") + detail::gemm_kernel_name(detail::scaled_mm_cuda_kernel(d.args(p))) +
+    const std::string what = std::string("fast ") + detail::gemm_kernel_name(detail::scaled_mm_cuda_kernel(fast_args(d, p))) +
                              (positive ? " positive" : " zero-mean");
     EXPECT_EQ(fast_mismatches(p, ops, reference, gpu_out, true, what), 0);
   }
@@ -322,8 +308,8 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
             auto rng = make_rng(static_cast<uint64_t>(s.m * 31 + s.k + granularity));
             GemmProblem p(c, rng);
             if (granularity & 1) make_positive_biased(p, rng);
-            DeviceCopy d(p);
-            ASSERT_TRUE(detail::scaled_mm_cuda_with(d.args(p), kernel))
+            DeviceProblem d(p);
+            ASSERT_TRUE(detail::scaled_mm_cuda_with(fast_args(d, p), kernel))
                 << detail::gemm_kernel_name(kernel) << " fast refused " << c.name();
             ++ran;
             ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -351,7 +337,7 @@ TEST(ScaledMmFp8FastKernels, GraphCaptureAndReplay) {
     GemmCase c = fp8_case(m, 256, 528);
     auto rng = make_rng(static_cast<uint64_t>(m));
     GemmProblem p(c, rng);
-    DeviceCopy d(p);
+    DeviceProblem d(p);
     cudaStream_t stream = nullptr;
     QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cudaGraph_t graph = nullptr;

@@ -24,6 +24,7 @@
 #include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #include "gemm/epilogue_math.h"
+#include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
 
 namespace qgemm::test {
@@ -32,31 +33,6 @@ namespace {
 using detail::GemmKernel;
 const Device kGpu = Device::cuda(0);
 
-// Device copies of a GemmProblem's inputs and a poisoned output.
-struct DeviceProblem {
-  CudaBuffer a, b, sa, sb, bias, azp, azp_adj, out;
-  explicit DeviceProblem(const GemmProblem& p)
-      : a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), azp(p.azp), azp_adj(p.azp_adj),
-        out(p.out.size()) {
-    out.poison();
-  }
-  // The backend-neutral arguments the public API would build.
-  detail::ScaledMmArgs args(const GemmProblem& p) const {
-    detail::ScaledMmArgs r;
-    r.m = p.c.m, r.n = p.c.n, r.k = p.c.k;
-    r.input_dtype = p.c.input, r.out_dtype = p.c.out;
-    r.a = a.get(), r.lda = p.lda;
-    r.b = b.get(), r.ldb = p.ldb;
-    r.out = out.get(), r.ldo = p.ldo;
-    r.scale_a = static_cast<const float*>(sa.get()), r.scale_a_per_token = p.c.per_token;
-    r.scale_b = static_cast<const float*>(sb.get()), r.scale_b_per_channel = p.c.per_channel;
-    r.bias = p.c.bias ? bias.get() : nullptr;
-    if (p.c.zero_point != ZeroPoint::kNone) r.azp_adj = static_cast<const int32_t*>(azp_adj.get());
-    if (p.c.zero_point == ZeroPoint::kPerToken) r.azp = static_cast<const int32_t*>(azp.get());
-    r.device = kGpu;
-    return r;
-  }
-};
 
 double fp8_accumulation_bound(const GemmProblem& p, int64_t i, int64_t j) {
   return std::ldexp(1.0, -9) * p.scale(i, j) * p.abs_accumulator(i, j);

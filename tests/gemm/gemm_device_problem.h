@@ -1,0 +1,41 @@
+// gemm_device_problem.h — device copies of a GemmProblem's inputs (and a
+// NaN-poisoned output) and the backend-neutral arguments the public API
+// would build from them: what the GPU kernel tests hand to
+// detail::scaled_mm_cuda_with / scaled_mm_cuda.
+#pragma once
+
+#if QGEMM_WITH_CUDA
+
+#include "common/cuda_buffer.h"
+#include "gemm/gemm_problem.h"
+#include "gemm/scaled_mm_args.h"
+
+namespace qgemm::test {
+
+struct DeviceProblem {
+  CudaBuffer a, b, sa, sb, bias, azp, azp_adj, out;
+  explicit DeviceProblem(const GemmProblem& p)
+      : a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), azp(p.azp), azp_adj(p.azp_adj),
+        out(p.out.size()) {
+    out.poison();
+  }
+  detail::ScaledMmArgs args(const GemmProblem& p) const {
+    detail::ScaledMmArgs r;
+    r.m = p.c.m, r.n = p.c.n, r.k = p.c.k;
+    r.input_dtype = p.c.input, r.out_dtype = p.c.out;
+    r.a = a.get(), r.lda = p.lda;
+    r.b = b.get(), r.ldb = p.ldb;
+    r.out = out.get(), r.ldo = p.ldo;
+    r.scale_a = static_cast<const float*>(sa.get()), r.scale_a_per_token = p.c.per_token;
+    r.scale_b = static_cast<const float*>(sb.get()), r.scale_b_per_channel = p.c.per_channel;
+    r.bias = p.c.bias ? bias.get() : nullptr;
+    if (p.c.zero_point != ZeroPoint::kNone) r.azp_adj = static_cast<const int32_t*>(azp_adj.get());
+    if (p.c.zero_point == ZeroPoint::kPerToken) r.azp = static_cast<const int32_t*>(azp.get());
+    r.device = Device::cuda(0);
+    return r;
+  }
+};
+
+}  // namespace qgemm::test
+
+#endif  // QGEMM_WITH_CUDA
