@@ -221,7 +221,7 @@ const Device kGpu = Device::cuda(0);
 
 // The fast-accumulation arguments of a problem's device copy.
 detail::ScaledMmArgs fast_args(const DeviceProblem& d, const GemmProblem& p) {
-  detail::ScaledMmArgs r = fast_args(d, p);
+  detail::ScaledMmArgs r = d.args(p);
   r.fp8_fast_accum = true;
   return r;
 }
