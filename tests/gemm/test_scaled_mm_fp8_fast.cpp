@@ -296,7 +296,8 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast fp8 kernels are sm_90a";
   int ran = 0;
-  for (detail::GemmKernel kernel : {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Square}) {
+  for (detail::GemmKernel kernel :
+       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow}) {
     for (const FastShape& s : {FastShape{2, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {
         for (int granularity = 0; granularity < 4; ++granularity) {
@@ -325,12 +326,12 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
       }
     }
   }
-  EXPECT_EQ(ran, 2 * 3 * 2 * 4 * 2);
+  EXPECT_EQ(ran, 3 * 3 * 2 * 4 * 2);
 }
 
 // The fast path enqueues one kernel, no workspace, no allocation: it can be
 // captured in a CUDA graph and replayed (on every dispatch path the shapes
-// reach: fast 128×256 and 128×128, precise 64×128).
+// reach: fast 128×256, 128×128 and 64×128).
 TEST(ScaledMmFp8FastKernels, GraphCaptureAndReplay) {
   QGEMM_SKIP_WITHOUT_GPU();
   for (int64_t m : {64, 256, 2048}) {

@@ -68,9 +68,8 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& i
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
       if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
-      // Fast accumulation where a fast variant exists (Wide, Square); the
-      // precise kernel otherwise (Narrow), which is always allowed.
-      if (args.fp8_fast_accum && kernel != GemmKernel::kSm90Narrow) {
+      // Fast accumulation: every sm90 config has a fast variant.
+      if (args.fp8_fast_accum) {
         return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count)
                     : sm90_fp8fast_fp16(kernel, args, info.sm_count);
       }

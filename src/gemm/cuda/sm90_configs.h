@@ -74,14 +74,17 @@ using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gem
 // The collective builder maps these schedules to the plain
 // MainloopSm90TmaGmmaWarpSpecialized (not the …FP8 promoting mainloop), and
 // the kernel layer picks the cooperative / ping-pong kernel through their
-// base classes. Only the two 128-row tiles get a fast variant: kSm90Narrow
-// (M ≤ 128) is bandwidth-bound and keeps the precise mainloop.
+// base classes.
 // kSm90Wide → FastWide: 128×256×128 cooperative, cluster 2×1 (= Wide);
-// kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square).
+// kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square);
+// kSm90Narrow → FastNarrow: 64×128×128 ping-pong, cluster 1×2 (= Narrow).
 using Fp8FastWide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>,
                            cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8FastSquare = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>,
+                             cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                             cutlass::epilogue::TmaWarpSpecialized>;
+using Fp8FastNarrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>,
                              cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
                              cutlass::epilogue::TmaWarpSpecialized>;
 

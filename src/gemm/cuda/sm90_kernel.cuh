@@ -139,14 +139,14 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
 }
 
 // Runs the fast-accumulation fp8 config `kernel` names (Fp8FastWide /
-// Fp8FastSquare); false for kernels without a fast variant (the caller then
-// runs the precise one). Instantiated only by sm90_fp8fast_*.cu.
+// Fp8FastSquare / Fp8FastNarrow); false for other kernels. Instantiated only by sm90_fp8fast_*.cu.
 template <class Output>
 bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   using Input = cutlass::float_e4m3_t;
   switch (kernel) {
     case GemmKernel::kSm90Wide: return Kernel<Fp8FastWide, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Square: return Kernel<Fp8FastSquare, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Narrow: return Kernel<Fp8FastNarrow, Input, Output>::run(args, sm_count);
     default: return false;
   }
 }
