@@ -196,10 +196,11 @@ std::vector<WonlyCase> small_cases() {
       cases.push_back(c);
     }
   }
-  // Split K across a cluster (sm_90: few output tiles, ≥ 16 k tiles per
-  // split): 2 and 4 splits of an odd number of k tiles, the last one partial.
+  // Split K across a cluster (sm_90: few output tiles, enough K per split),
+  // decode and tensor-core kernels: 2 and 4 splits of K tiles that do not
+  // divide evenly, with a partial last tile.
   for (const auto& s : {std::array<int64_t, 2>{77, 2080}, std::array<int64_t, 2>{200, 4128}}) {
-    for (int64_t m : {33, 64, 130}) {
+    for (int64_t m : {1, 9, 16, 33, 64, 130}) {
       for (bool int4 : {true, false}) {
         WonlyCase c;
         c.m = m, c.n = s[0], c.k = s[1], c.int4 = int4, c.group_size = int4 ? 32 : 0;

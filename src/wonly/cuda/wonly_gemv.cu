@@ -33,6 +33,7 @@
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_split_k.cuh"
 
 namespace qgemm::detail {
 namespace {
@@ -200,19 +201,23 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row_base = static_cast<int64_t>(blockIdx.x) * (16 * kTiles);
-  // Full K tiles: warp w takes tiles w, w + kWarps, …; a partial last tile
-  // (K not a multiple of 4·E) is done by one warp afterwards, checked.
+  // Full K tiles: warp w of CTA z (of gridDim.z splitting K in a cluster)
+  // is warp v = z·kWarps + w of V = gridDim.z·kWarps and takes tiles v,
+  // v + V, …; a partial last tile (K not a multiple of 4·E) is done by one
+  // warp afterwards, checked.
   const int chunks = static_cast<int>(args.chunks_per_row());
   const int full_tiles = chunks / 4;
-  const int my_tiles = (full_tiles - warp + kWarps - 1) / kWarps;  // may be ≤ 0
+  const int num_warps = static_cast<int>(gridDim.z) * kWarps;
+  const int my_warp = static_cast<int>(blockIdx.z) * kWarps + warp;
+  const int my_tiles = (full_tiles - my_warp + num_warps - 1) / num_warps;  // may be ≤ 0
 
   float acc[kTiles][kTokenBlocks][4] = {};
   const bool has_offsets = args.offsets != nullptr;
-  const int64_t w_step = kWarps * args.w_addr.tile_stride;
+  const int64_t w_step = num_warps * args.w_addr.tile_stride;
   const int shift = group_shift<kInt4>(args);
-  const int p_step = shift > 5 ? 0 : (4 * kWarps) >> shift;  // kWarps·4 chunks, in groups
-  constexpr int a_step = kWarps * 4 * kElems;
-  auto cursor = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, warp);
+  const int p_step = shift > 5 ? 0 : (4 * num_warps) >> shift;  // num_warps·4 chunks, in groups
+  const int a_step = num_warps * 4 * kElems;
+  auto cursor = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
   TileFragments<kInt4, kTokenBlocks, kTiles> f[kDepth];
 #pragma unroll
   for (int i = 0; i < kDepth; ++i) {
@@ -232,7 +237,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
       }
     }
   }
-  if (chunks % 4 != 0 && warp == full_tiles % kWarps) {
+  if (chunks % 4 != 0 && my_warp == full_tiles % num_warps) {
     auto tail = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
     const bool valid = full_tiles * 4 + (lane & 3) < chunks;
     load_tile<true>(tail, 0, 0, 0, has_offsets, valid, f[0]);
@@ -247,25 +252,50 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
       for (int e = 0; e < 4; ++e) partial[warp][(r * kTokenBlocks + b) * 4 + e][lane] = acc[r][b][e];
   __syncthreads();
 
-  // One output per (accumulator register, lane) pair: sum the warps in order.
-  for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) {
+  // One output per (accumulator register, lane) pair: sum the warps in order
+  // (then, split K, the cluster's CTAs in rank order: wonly_split_k.cuh).
+  auto store = [&](int i, float sum) {
     const int reg = i / 32, src_lane = i % 32;
-    float sum = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum = __fadd_rn(sum, partial[w][reg][src_lane]);
     const int r = reg / (kTokenBlocks * 4), b = (reg / 4) % kTokenBlocks, e = reg % 4;
     const int g = src_lane >> 2, t = src_lane & 3;
     const int64_t row = row_base + r * 16 + g + (e >= 2 ? 8 : 0);
     const int64_t token = b * 8 + 2 * t + (e & 1);
     if (row < args.n && token < args.m) store_output<kBf16>(args, token, row, sum);
+  };
+  auto block_sum = [&](int i) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum = __fadd_rn(sum, partial[w][i / 32][i % 32]);
+    return sum;
+  };
+  if (gridDim.z == 1) {
+    for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) store(i, block_sum(i));
+    return;
   }
+  __shared__ float reduced[kAcc * 32];
+  for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) reduced[i] = block_sum(i);
+  cluster_sync();
+  if (cluster_rank() == 0) {
+    for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) {
+      float sum = reduced[i];
+      for (unsigned peer = 1; peer < gridDim.z; ++peer) sum = __fadd_rn(sum, cluster_peer(reduced, peer)[i]);
+      store(i, sum);
+    }
+  }
+  cluster_sync();  // the peers' shared memory stays alive until it is read
 }
 
+// Split K across a cluster while the row blocks fill at most half of the
+// resident CTAs, keeping ≥ 2 K tiles per warp. E.g. H100, int4, (N, K) =
+// (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
+// of 64 rows → 4; (28672, 8192): no split.
 template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
   const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
-  wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>
-      <<<grid, kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
+  const int64_t full_tiles = args.chunks_per_row() / 4;
+  const int splits = split_k_factor(split_k_info<kernel>(0), grid.x, full_tiles, 2 * kWarps);
+  launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
 }
 
 // Kernel shapes, measured on H100 at (N,K) = (28672, 8192) (issue 7; the
@@ -283,7 +313,7 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
     else launch_variant<kBf16, kInt4, 1, 1, 2, 8, 3>(args);
   } else {
     if constexpr (kInt4) launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
-    else launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
+    else launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);  // ≤ 128 registers: 2 blocks/SM
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }

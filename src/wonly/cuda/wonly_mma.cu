@@ -32,8 +32,6 @@
 // activations are 0 too, but ŵ = o_T could be ±inf in fp16).
 // Blocks run token tiles fastest (blockIdx.x), so the blocks that share a
 // weight tile are co-scheduled and the weight comes from DRAM about once.
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -42,6 +40,7 @@
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_split_k.cuh"
 
 namespace qgemm::detail {
 namespace {
@@ -258,31 +257,23 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
 // CTA writes the output.
 template <int kMT, int kNB>
 __device__ __forceinline__ bool reduce_split_k(float (&acc)[kMT][kNB][4], float* partial) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  const unsigned rank = cluster.block_rank();
   constexpr int kRegs = kMT * kNB * 4;
+  const unsigned rank = cluster_rank();
   float* flat = &acc[0][0][0];
   if (rank != 0) {
 #pragma unroll
     for (int i = 0; i < kRegs; ++i) partial[i * kThreads + threadIdx.x] = flat[i];
   }
-  cluster.sync();
+  cluster_sync();
   if (rank == 0) {
-    for (unsigned peer = 1; peer < cluster.num_blocks(); ++peer) {
-      const float* remote = cluster.map_shared_rank(partial, peer);
+    for (unsigned peer = 1; peer < gridDim.z; ++peer) {
+      const float* remote = cluster_peer(partial, peer);
 #pragma unroll
       for (int i = 0; i < kRegs; ++i) flat[i] += remote[i * kThreads + threadIdx.x];
     }
   }
-  cluster.sync();
+  cluster_sync();
   return rank == 0;
-#else
-  (void)acc, (void)partial;
-  __trap();  // split K is launched on sm_90+ only (launch_tile)
-  return false;
-#endif
 }
 
 // kMT m16 tiles per warp: warps are (8 / kMT) along rows × kMT along tokens,
@@ -352,62 +343,25 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   store_tile<kBf16, kInt4, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
 }
 
-// How many CTAs (a cluster along K) share each output tile: doubled while
-// the grid fills less than half of the resident slots (2 CTAs per SM) and
-// every split keeps ≥ 8 k tiles, at most 8 (the portable cluster size).
-// Only where the kernel that runs was compiled for sm_90+ (`arch`: the
-// virtual architecture its code came from — an sm_80-only build on a Hopper,
-// or compute_80 PTX JIT-compiled for a newer GPU, has no reduction): 1
-// elsewhere. E.g. H100, (N, K) = (4096, 4096), M = 64: 32 tiles →
-// 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
-int split_k_factor(int arch, int sms, int64_t tiles, int64_t k_tiles) {
-  if (arch < 90) return 1;
-  const int64_t slots = 2 * static_cast<int64_t>(sms);
-  int splits = 1;
-  while (splits < 8 && tiles * splits * 2 <= slots && k_tiles >= 16 * splits) splits *= 2;
-  return splits;
-}
-
 template <bool kBf16, bool kInt4, int kBM, int kMT>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));  // > 48 KB: opt in
-  auto* kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
-  // Per kernel and device, once: the shared-memory opt-in, then
-  // (arch << 16 | SM count) + 1 (0 = not yet), arch = the PTX version the
-  // loaded code was compiled from (≤ its binary version).
-  static std::atomic<int> setup[64];
+  constexpr auto kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
+  static std::atomic<uint64_t> opted_in{0};  // once per device
   int device = 0;
   QGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  int info = device < 64 ? setup[device].load(std::memory_order_acquire) - 1 : -1;
-  if (info < 0) {
+  const uint64_t bit = uint64_t{1} << (device & 63);
+  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
     QGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    cudaFuncAttributes attributes{};
-    QGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    int sms = 0;
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    info = std::min(attributes.ptxVersion, attributes.binaryVersion) << 16 | sms;
-    if (device < 64) setup[device].store(info + 1, std::memory_order_release);
+    opted_in.fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
-  const int splits = split_k_factor(info >> 16, info & 0xffff, static_cast<int64_t>(tiles.x) * tiles.y,
-                                    (args.k + kBK - 1) / kBK);
-  if (splits == 1) {
-    kernel<<<tiles, kThreads, bytes, stream>>>(args);
-    return;
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(tiles.x, tiles.y, static_cast<unsigned>(splits));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = bytes;
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = static_cast<unsigned>(splits);
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args));
+  // Split K while the tiles fill at most half of the resident CTAs (2 per
+  // SM), keeping ≥ 8 k tiles per split. E.g. H100, (N, K) = (4096, 4096),
+  // M = 64: 32 tiles → 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
+  const int splits = split_k_factor(split_k_info<kernel>(bytes), static_cast<int64_t>(tiles.x) * tiles.y,
+                                    (args.k + kBK - 1) / kBK, 8);
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args);
 }
 
 template <bool kBf16, bool kInt4>

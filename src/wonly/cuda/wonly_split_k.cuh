@@ -1,0 +1,118 @@
+// wonly_split_k.cuh — split K across a thread-block cluster (sm_90), shared
+// by the weight-only kernels: when a problem has too few output tiles to
+// fill the GPU, `splits` CTAs of one cluster (grid z) take disjoint parts of
+// K for the same tile; every CTA but rank 0 leaves its partial sums in its
+// own shared memory and rank 0 adds them in rank order through distributed
+// shared memory — a fixed order, so results are deterministic — then writes
+// the output alone. No global workspace, no atomics, graph-capturable.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "core/cuda_check.h"
+#include "wonly/wonly_args.h"
+
+namespace qgemm::detail::wonly {
+
+// Device side. Only called when gridDim.z > 1, which the host launches only
+// for code compiled for sm_90+ (launch_split_k); elsewhere they trap.
+__device__ __forceinline__ unsigned cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().block_rank();
+#else
+  __trap();
+  return 0;
+#endif
+}
+
+// Barrier over the cluster's threads, with shared-memory visibility across
+// its CTAs (also a barrier for this CTA's threads).
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#else
+  __trap();
+#endif
+}
+
+// The address of `local` (this CTA's shared memory) in the CTA of rank `rank`.
+__device__ __forceinline__ const float* cluster_peer(const float* local, unsigned rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(const_cast<float*>(local), rank);
+#else
+  (void)rank;
+  __trap();
+  return local;
+#endif
+}
+
+// Host side. What split_k_factor needs about a kernel on a device, read once
+// per (kernel, device): `arch` is the PTX version the loaded code was
+// compiled from (an sm_80-only build on a Hopper, or compute_80 PTX
+// JIT-compiled for a newer GPU, has no cluster reduction), `slots` the CTAs
+// resident on the whole GPU.
+struct SplitKInfo {
+  int arch = 0;
+  int64_t slots = 0;
+};
+
+template <auto kKernel>
+SplitKInfo split_k_info(int dynamic_smem) {
+  static std::atomic<int64_t> cached[64];  // (arch << 40 | slots) + 1, 0 = not yet
+  int device = 0;
+  QGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  int64_t packed = device < 64 ? cached[device].load(std::memory_order_acquire) - 1 : -1;
+  if (packed < 0) {
+    cudaFuncAttributes attributes{};
+    QGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kKernel));
+    int sms = 0, per_sm = 0;
+    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    QGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, attributes.maxThreadsPerBlock,
+                                                                   static_cast<size_t>(dynamic_smem)));
+    const int64_t arch = std::min(attributes.ptxVersion, attributes.binaryVersion);
+    packed = arch << 40 | static_cast<int64_t>(sms) * std::max(per_sm, 1);
+    if (device < 64) cached[device].store(packed + 1, std::memory_order_release);
+  }
+  return SplitKInfo{static_cast<int>(packed >> 40), packed & ((int64_t{1} << 40) - 1)};
+}
+
+// How many CTAs share each output tile: doubled while the grid fills at most
+// half of the resident slots and every split keeps ≥ min_units of K work, up
+// to 8 (the portable cluster size); 1 without sm_90 code.
+inline int split_k_factor(const SplitKInfo& info, int64_t ctas, int64_t k_units, int64_t min_units) {
+  if (info.arch < 90) return 1;
+  int splits = 1;
+  while (splits < 8 && ctas * splits * 2 <= info.slots && k_units >= min_units * splits * 2) splits *= 2;
+  return splits;
+}
+
+// Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(args),
+// the `splits` CTAs along z forming one cluster.
+template <class Kernel>
+void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int splits,
+                    const WeightOnlyArgs& args) {
+  if (splits == 1) {
+    kernel<<<grid, threads, smem, stream>>>(args);
+    return;
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid.x, grid.y, static_cast<unsigned>(splits));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = static_cast<unsigned>(splits);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args));
+}
+
+}  // namespace qgemm::detail::wonly
