@@ -286,15 +286,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 }
 
 // Split K across a cluster while the row blocks fill at most half of the
-// resident CTAs, keeping ≥ 2 K tiles per warp. E.g. H100, int4, (N, K) =
+// resident CTAs, keeping ≥ 4 K tiles per warp. E.g. H100, int4, (N, K) =
 // (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
-// of 64 rows → 4; (28672, 8192): no split.
+// of 64 rows → 2; (4096, 4096) M ≤ 8: none; (28672, 8192): none.
 template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
   constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
   const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
   const int64_t full_tiles = args.chunks_per_row() / 4;
-  const int splits = split_k_factor(split_k_info<kernel>(0), grid.x, full_tiles, 2 * kWarps);
+  const int splits = split_k_factor(split_k_info<kernel>(0), grid.x, full_tiles, 4 * kWarps);
   launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
 }
 
