@@ -21,7 +21,9 @@
 // weight chunk and the same 16-element (int8) / 32-element (int4) slice of
 // each of its tokens' activations (token g of each n8 block) — contiguous
 // 16-byte loads on both sides. The warps' partial sums meet in shared memory
-// (fixed order), then bias and rounding.
+// (fixed order), then bias and rounding. Grids too small for the GPU split K
+// across a cluster of CTAs (grid z; their K tiles dealt round-robin to all
+// the cluster's warps) whose block sums meet in rank 0 (wonly_split_k.cuh).
 //
 // Dequantization (wonly_device.cuh): ŵ = round_T(q·s_T + o_T) with HFMA2, the
 // result already the bf16x2/f16x2 A-fragment register. Per 8 int4 elements:

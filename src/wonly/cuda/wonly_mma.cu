@@ -1,4 +1,4 @@
-// Larger-M weight-only kernel (M > 16): a pipelined tensor-core GEMM
+// Larger-M weight-only kernel (M > 32): a pipelined tensor-core GEMM
 // (mma.sync m16n8k16, sm_80+) that dequantizes the weight straight from the
 // shared-memory copy of its raw bytes into MMA A-fragment registers.
 //
@@ -7,8 +7,9 @@
 // read from shared memory), so no dequantized tile is ever stored.
 //
 // Block tile: kBN = 128 weight rows × kBM tokens × kBK = 64 k; 8 warps as
-// 4 (rows) × 2 (tokens), a warp owns 32 rows (2 m16 tiles) × kBM/2 tokens.
-// A kStages-deep cp.async ring holds, per k tile (one commit group each):
+// (8 / kMT) along rows × kMT along tokens, a warp owning 16·kMT rows × kBM/kMT
+// tokens (`launch` picks kMT per tile). A kStages-deep cp.async ring holds,
+// per k tile (one commit group each; LoadPlan fixes each thread's copies):
 //   act  [kBM][72] T          16 B copies; tokens past M, k past K zero-filled
 //   raw  [128][32 | 64] B     the weight's 16-byte chunks (int4 | int8), as stored
 //   par  [128][4] fp32        scale and offset of the groups of k0 and k0 + 32
@@ -17,6 +18,7 @@
 // output tile for coalesced stores (store_tile). kStages − 1 tiles are in
 // flight while a tile is multiplied (the former kernel had one, and stored a
 // dequantized copy of every weight tile to shared memory before ldmatrix).
+// Small grids split K across a cluster (grid z, wonly_split_k.cuh).
 //
 // k order inside a tile (the MMA's K is a sum, so A and B only have to
 // agree): lane (g = lane/4, t = lane%4) owns the 16 consecutive elements
@@ -28,8 +30,9 @@
 // are 144 B (a quarter warp's 8 × 16 B hit distinct banks), raw rows 32 / 64 B.
 //
 // Dequantization: the decode kernel's HFMA2 code (wonly_device.cuh),
-// ŵ = round_T(q·s_T + o_T); elements at or past K become 0 (their
-// activations are 0 too, but ŵ = o_T could be ±inf in fp16).
+// ŵ = round_T(q·s_T + o_T); halves of a tile past K load zero weights,
+// scales and offsets, so their ŵ is exactly 0 (their activations are 0 too,
+// but an offset alone could be ±inf in fp16).
 // Blocks run token tiles fastest (blockIdx.x), so the blocks that share a
 // weight tile are co-scheduled and the weight comes from DRAM about once.
 #include <algorithm>
