@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 // Split K across a cluster while the row blocks fill at most half of the
 // resident CTAs, keeping ≥ 4 K tiles per warp. E.g. H100, int4, (N, K) =
 // (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
-// of 64 rows → 2; (4096, 4096) M ≤ 8: none; (28672, 8192): none.
+// of 64 rows → 4; (4096, 4096): M ≤ 8 none, M ≤ 16 2; (28672, 8192): none.
 template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
   constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
