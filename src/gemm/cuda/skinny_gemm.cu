@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_kernel_info.h"
 #include "core/numeric.h"
 #include "gemm/cuda/kernels.h"
 #include "gemm/epilogue_math.h"
@@ -240,20 +241,6 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
 constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
 
-// CTAs of `kernel` resident on the whole device at once (cached per device).
-template <auto kernel, int kThreads>
-int64_t resident_ctas(int device) {
-  static int cache[64] = {};
-  int& slots = cache[device & 63];
-  if (slots == 0) {
-    int per_sm = 0, sms = 0;
-    QGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    slots = per_sm * sms > 0 ? per_sm * sms : 1;
-  }
-  return slots;
-}
-
 // Grid: one CTA per column tile (`persistent` false), or at most the CTAs
 // that fit on the device at once, each looping over column tiles.
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
@@ -261,7 +248,7 @@ void launch_kernel(const ScaledMmArgs& args, bool persistent) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
   const int64_t tiles = (args.n + 8 * kNTiles - 1) / (8 * kNTiles);
   const int64_t blocks =
-      persistent ? std::min(tiles, resident_ctas<kernel, kWarps * 32>(args.device.index)) : tiles;
+      persistent ? std::min(tiles, kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas) : tiles;
   kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
@@ -294,10 +281,11 @@ void launch_decode(const ScaledMmArgs& args) {
   constexpr double kDeepRate = 0.8;
   const bool fp8 = args.input_dtype != DType::kInt8;
   const int64_t tiles = (args.n + 15) / 16;
-  const int64_t wide_slots = fp8 ? resident_ctas<kKernel<1, 2, 2, 8, 3, true>, 256>(args.device.index)
-                                 : resident_ctas<kKernel<1, 2, 2, 8, 3, false>, 256>(args.device.index);
-  const int64_t deep_slots = fp8 ? resident_ctas<kKernel<1, 2, 4, 8, 2, true>, 256>(args.device.index)
-                                 : resident_ctas<kKernel<1, 2, 4, 8, 2, false>, 256>(args.device.index);
+  const int device = args.device.index;
+  const int64_t wide_slots = fp8 ? kernel_info<kKernel<1, 2, 2, 8, 3, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, 2, 2, 8, 3, false>>(device, 256).resident_ctas;
+  const int64_t deep_slots = fp8 ? kernel_info<kKernel<1, 2, 4, 8, 2, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, 2, 4, 8, 2, false>>(device, 256).resident_ctas;
   if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
     launch<1, 2, 4, 8, 2>(args, true);
   } else {

@@ -123,13 +123,21 @@ __device__ __forceinline__ float load_act(const void* base, int64_t index) {
   return kBf16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
 }
 
-// out[index] = round_T(acc + bias[col]) (wonly_math.h's epilogue).
+// The bits of round_T(acc + bias) (wonly_math.h's epilogue); no addition
+// without a bias (−0 stays −0).
+template <bool kBf16>
+__device__ __forceinline__ uint16_t output_bits(float acc, bool has_bias, float bias) {
+  if (has_bias) acc = __fadd_rn(acc, bias);
+  return kBf16 ? numeric::float_to_bf16_bits(acc) : numeric::float_to_fp16_bits(acc);
+}
+
+// out[token, col] = round_T(acc + bias[col]).
 template <bool kBf16>
 __device__ __forceinline__ void store_output(const WeightOnlyArgs& args, int64_t token,
                                              int64_t col, float acc) {
-  if (args.bias != nullptr) acc = __fadd_rn(acc, load_act<kBf16>(args.bias, col));
+  const bool has_bias = args.bias != nullptr;
   static_cast<uint16_t*>(args.out)[token * args.ldo + col] =
-      kBf16 ? numeric::float_to_bf16_bits(acc) : numeric::float_to_fp16_bits(acc);
+      output_bits<kBf16>(acc, has_bias, has_bias ? load_act<kBf16>(args.bias, col) : 0.0f);
 }
 
 }  // namespace qgemm::detail::wonly

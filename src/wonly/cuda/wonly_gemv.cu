@@ -296,7 +296,8 @@ void launch_variant(const WeightOnlyArgs& args) {
   constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
   const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
   const int64_t full_tiles = args.chunks_per_row() / 4;
-  const int splits = split_k_factor(split_k_info<kernel>(0), grid.x, full_tiles, 4 * kWarps);
+  const int splits =
+      split_k_factor(kernel_info<kernel>(args.device.index, kWarps * 32), grid.x, full_tiles, 4 * kWarps);
   launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
 }
 

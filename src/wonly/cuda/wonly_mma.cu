@@ -35,8 +35,6 @@
 // but an offset alone could be ±inf in fp16).
 // Blocks run token tiles fastest (blockIdx.x), so the blocks that share a
 // weight tile are co-scheduled and the weight comes from DRAM about once.
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -220,15 +218,13 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
     for (int h = 0; h < 2; ++h) {
       const int r = warp_rows + 16 * mt + g + 8 * h;
       const int64_t row = min(row_base + r, args.n - 1);
-      const float bias = args.bias != nullptr ? load_act<kBf16>(args.bias, row) : 0.0f;
+      const bool has_bias = args.bias != nullptr;
+      const float bias = has_bias ? load_act<kBf16>(args.bias, row) : 0.0f;
 #pragma unroll
       for (int nb = 0; nb < kNB; ++nb) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float a = acc[mt][nb][2 * h + e];
-          const float v = args.bias != nullptr ? __fadd_rn(a, bias) : a;
-          tile[warp_tokens + 8 * nb + 2 * t + e][r] =
-              kBf16 ? numeric::float_to_bf16_bits(v) : numeric::float_to_fp16_bits(v);
+          tile[warp_tokens + 8 * nb + 2 * t + e][r] = output_bits<kBf16>(acc[mt][nb][2 * h + e], has_bias, bias);
         }
       }
     }
@@ -348,22 +344,14 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
 
 template <bool kBf16, bool kInt4, int kBM, int kMT>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));  // > 48 KB: opt in
+  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
   constexpr auto kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
-  static std::atomic<uint64_t> opted_in{0};  // once per device
-  int device = 0;
-  QGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  const uint64_t bit = uint64_t{1} << (device & 63);
-  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
-    QGEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    opted_in.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
   // Split K while the tiles fill at most half of the resident CTAs (2 per
   // SM), keeping ≥ 8 k tiles per split. E.g. H100, (N, K) = (4096, 4096),
   // M = 64: 32 tiles → 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
-  const int splits = split_k_factor(split_k_info<kernel>(bytes), static_cast<int64_t>(tiles.x) * tiles.y,
-                                    (args.k + kBK - 1) / kBK, 8);
+  const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args);
 }
 

@@ -10,11 +10,10 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "core/cuda_check.h"
+#include "core/cuda_kernel_info.h"
 #include "wonly/wonly_args.h"
 
 namespace qgemm::detail::wonly {
@@ -51,43 +50,14 @@ __device__ __forceinline__ const float* cluster_peer(const float* local, unsigne
 #endif
 }
 
-// Host side. What split_k_factor needs about a kernel on a device, read once
-// per (kernel, device): `arch` is the PTX version the loaded code was
-// compiled from (an sm_80-only build on a Hopper, or compute_80 PTX
-// JIT-compiled for a newer GPU, has no cluster reduction), `slots` the CTAs
-// resident on the whole GPU.
-struct SplitKInfo {
-  int arch = 0;
-  int64_t slots = 0;
-};
-
-template <auto kKernel>
-SplitKInfo split_k_info(int dynamic_smem) {
-  static std::atomic<int64_t> cached[64];  // (arch << 40 | slots) + 1, 0 = not yet
-  int device = 0;
-  QGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  int64_t packed = device < 64 ? cached[device].load(std::memory_order_acquire) - 1 : -1;
-  if (packed < 0) {
-    cudaFuncAttributes attributes{};
-    QGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kKernel));
-    int sms = 0, per_sm = 0;
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    QGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, attributes.maxThreadsPerBlock,
-                                                                   static_cast<size_t>(dynamic_smem)));
-    const int64_t arch = std::min(attributes.ptxVersion, attributes.binaryVersion);
-    packed = arch << 40 | static_cast<int64_t>(sms) * std::max(per_sm, 1);
-    if (device < 64) cached[device].store(packed + 1, std::memory_order_release);
-  }
-  return SplitKInfo{static_cast<int>(packed >> 40), packed & ((int64_t{1} << 40) - 1)};
-}
-
-// How many CTAs share each output tile: doubled while the grid fills at most
-// half of the resident slots and every split keeps ≥ min_units of K work, up
-// to 8 (the portable cluster size); 1 without sm_90 code.
-inline int split_k_factor(const SplitKInfo& info, int64_t ctas, int64_t k_units, int64_t min_units) {
+// Host side. How many CTAs share each output tile: doubled while the grid
+// (`ctas`) fills at most half of the kernel's resident CTAs and every split
+// keeps ≥ min_units of K work, up to 8 (the portable cluster size); 1 when
+// the loaded code was not compiled for sm_90+ (no cluster reduction in it).
+inline int split_k_factor(const KernelInfo& info, int64_t ctas, int64_t k_units, int64_t min_units) {
   if (info.arch < 90) return 1;
   int splits = 1;
-  while (splits < 8 && ctas * splits * 2 <= info.slots && k_units >= min_units * splits * 2) splits *= 2;
+  while (splits < 8 && ctas * splits * 2 <= info.resident_ctas && k_units >= min_units * splits * 2) splits *= 2;
   return splits;
 }
 
