@@ -68,33 +68,18 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {kAnyM, 0, GemmKernel::kSm90Wide, "128×128 cooperative: fastest fp8 config at every M ≥ 512"},
 };
 
-// fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum).
-// Here kSm90Wide / kSm90Square are the int8 tiles (sm90_configs.h:
-// Fp8FastWide 128×256 cooperative, Fp8FastSquare 128×128 ping-pong): with one
-// accumulator set fp8 has int8's registers, shared-memory bytes per MAC and
-// wgmma rate, so int8's measured M buckets (kSm90Int8Rules) are the starting
-// point; a sweep of five shapes (bench/results/gemm-h100-sweep-fp8fast.json)
-// confirmed the 128×256 / 128×128 choices. M ≤ 16 keeps the skinny kernel.
-constexpr GemmRule kSm90Fp8FastRules[] = {
-    {16, 0, GemmKernel::kSkinny,
-     "M ≤ 16 (decode), as for int8: weight-bandwidth-bound. mma.sync has no separate fast mode: each "
-     "m16n8k32 instruction returns its sum to an fp32 register every 32 products (finer than the "
-     "precise wgmma mainloop's promotion), so the result is the precise kernel's"},
-    {128, 0, GemmKernel::kSm90Narrow,
-     "fast 64×128×128 ping-pong, cluster 1×2 (int8's Narrow): the precise 64×128 kernel was "
-     "0.68–1.0× cuBLASLt fp8 at M = 17..128 (H100, f563e97e1963) while int8's was 0.84–1.24×"},
-    {512, 0, GemmKernel::kSm90Square,
-     "fast 128×128×128 ping-pong (int8's Square): int8's choice for M = 256 and 512, where 128×256 "
-     "tiles leave SMs idle"},
-    {1024, 0, GemmKernel::kSm90Square,
-     "fast 128×128 ping-pong where 128×256 tiles leave the last wave less than half full (the same "
-     "tile counts as int8's ragged-wave rule)",
-     true},
-    {kAnyM, 0, GemmKernel::kSm90Wide,
-     "compute-bound: fast 128×256×128 cooperative, cluster 2×1 (int8's Wide) — the tile the precise "
-     "mainloop cannot use (its second accumulator set spills): what vLLM and PyTorch's row-wise "
-     "_scaled_mm(use_fast_accum=True) run"},
-};
+// fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum):
+// int8's table. With one accumulator set fp8 runs on int8's tiles
+// (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow behind
+// kSm90Wide / kSm90Square / kSm90Narrow) with int8's registers, shared-memory
+// bytes per MAC and wgmma rate, so int8's measured buckets apply; a sweep of
+// five shapes (bench/results/gemm-h100-sweep-fp8fast.json) confirmed the
+// 128×256 / 128×128 choices, and the fast 64×128 tile took M = 17..128 from
+// 0.68–1.0× to 0.78–1.02× cuBLASLt fp8 (H100). M ≤ 16 runs the skinny
+// kernel: mma.sync has no separate fast mode (each m16n8k32 returns its sum
+// to an fp32 register every 32 products, finer than the precise wgmma
+// mainloop's promotion), so that result is the precise one.
+inline constexpr const auto& kSm90Fp8FastRules = kSm90Int8Rules;
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {

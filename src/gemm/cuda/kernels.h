@@ -33,8 +33,8 @@ bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide and kSm90Square
-// only (the int8 tiles, sm90_configs.h); false for any other kernel.
+// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Square and
+// kSm90Narrow on the int8 tiles (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);

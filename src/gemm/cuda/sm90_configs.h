@@ -2,8 +2,8 @@
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the three configs of their input type for one (input, output) dtype pair
-// (3 × 4 kernels), sm90_fp8fast_*.cu the two fast-accumulation fp8 configs
-// (2 × 2 kernels): 16 in all.
+// (3 × 4 kernels), sm90_fp8fast_*.cu the three fast-accumulation fp8 configs
+// (3 × 2 kernels): 18 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.

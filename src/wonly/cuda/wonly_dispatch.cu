@@ -33,8 +33,9 @@ constexpr WonlyConfig kConfigs[] = {
                                 "multiply (int4: 32-row blocks, int8: 16-row blocks at 3 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2,   "two n8 token blocks share every dequantized weight register; int4 64-row "
                                 "blocks so fewer blocks re-read the activations from L2"},
-  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches: reading the weight twice at the decode kernel's "
-                                     "speed beats the tensor-core kernel by 1.5–2× at 17..32 tokens (H100)"},
+  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches, reading the weight twice: on the H100 at M = 32, "
+                                     "152 vs 228 µs on (28672, 8192), 48 vs ~65 on (11008, 4096); it loses "
+                                     "on (4096, 11008), 71 vs ~59, where the tensor-core kernel splits K 8 ways"},
   {64, WonlyKernel::kMma,  64,  "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
                                 "4-stage ring (int4 / int8), 2 blocks/SM"},
   {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
