@@ -321,6 +321,24 @@ TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
                {"w:", "multiple of 16 bytes", "40"});
 }
 
+// The tensor-core kernel (M > 32) indexes k in 32 bits: K above 2^30 is
+// refused before anything is launched. The views span small buffers:
+// validation reads only shapes and strides, and nothing runs.
+TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t m = 64, n = 32, k = (int64_t{1} << 30) + 128;
+  CudaBuffer a(4096), w(4096), s(4096), out(m * n * 2);
+  out.poison();
+  const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
+  const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, kGpu);
+  const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
+  const TensorView s_v(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
+               {"K=1073741952", "32-bit k index"});
+  std::vector<uint16_t> after;
+  out.download(after);
+  for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
+}
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
 // launches), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
