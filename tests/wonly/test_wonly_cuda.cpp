@@ -7,6 +7,9 @@
 //  - Small odd shapes in full: every variant, plain and prepacked.
 //  - ŵ read back bit for bit through one-hot activations, every kernel.
 //  - CUDA-graph capture and replay of every dispatch path.
+//  - Both tensor-core kernels on the same problems: on an H100 int4 with
+//    M > 32 runs the wgmma kernel, so the mma.sync kernel (what sm_80 GPUs
+//    run) is forced with detail::WonlyKernelOverride, and every wgmma tile.
 // Both sides compute the same ŵ bit for bit; only the fp32 summation order
 // differs, so the tolerance is 2(K+1)·2^-24·Σ|a·ŵ| plus one ulp of T.
 #include <cuda_runtime_api.h>
@@ -16,11 +19,13 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "common/cuda_buffer.h"
 #include "common/expect_error.h"
+#include "wonly/cuda/wonly_cuda.h"
 #include "wonly/wonly_problem.h"
 
 namespace qgemm::test {
@@ -163,6 +168,17 @@ TEST_P(WeightOnlyCudaSmall, MatchesCpu) {
   check_case(c, w, dev, {{0, c.n}});
 }
 
+// The same cases on the mma.sync kernel where the table picks wgmma.
+TEST_P(WeightOnlyCudaSmall, MmaSyncKernelMatchesCpu) {
+  const WonlyCase c = GetParam();
+  if (!c.int4 || c.m <= 32 || !detail::wonly_wgmma_available(0)) GTEST_SKIP() << "already the table's kernel";
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kMma, c.m <= 64 ? 64 : 128);
+  auto rng = make_rng(static_cast<uint64_t>(c.m * 7919 + c.n * 31 + c.k));
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, c.prepacked);
+  check_case(c, w, dev, {{0, c.n}});
+}
+
 std::vector<WonlyCase> small_cases() {
   std::vector<WonlyCase> cases;
   const int64_t shapes[][2] = {{1, 32}, {17, 96}, {129, 160}, {1000, 512}, {200, 384}};
@@ -216,10 +232,59 @@ std::vector<WonlyCase> small_cases() {
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
 
+// Every wgmma tile (64, 128, 256 tokens) forced on ragged shapes: partial
+// token tiles, N not a multiple of 128 (nor of the 64 rows of a warpgroup),
+// K with a partial k tile, split K (200 × 4128: few tiles), every group
+// size, offsets and bias both ways, both dtypes, plain and prepacked.
+TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  if (!detail::wonly_wgmma_available(0)) GTEST_SKIP() << "the wgmma kernel runs on sm_90 only";
+  const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {300, 1024}};
+  int index = 0;
+  for (int tile : {64, 128, 256}) {
+    detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
+    for (const auto& s : shapes) {
+      for (int64_t m : {33, 100, 257}) {
+        WonlyCase c;
+        c.m = m, c.n = s[0], c.k = s[1], c.int4 = true;
+        c.group_size = kGroups[index % 4];
+        if (c.group_size != 0 && c.k % c.group_size != 0) c.group_size = 32;
+        c.offsets = index % 2 == 0, c.bias = index % 3 != 0, c.prepacked = index % 4 == 1;
+        c.dtype = index % 5 < 3 ? DType::kBFloat16 : DType::kFloat16;
+        ++index;
+        auto rng = make_rng(static_cast<uint64_t>(index * 101 + tile));
+        const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+        const DeviceWeights dev(w, c.prepacked);
+        SCOPED_TRACE("tile " + std::to_string(tile));
+        check_case(c, w, dev, {{0, c.n}});
+      }
+    }
+  }
+}
+
+// Asking for the wgmma kernel where it cannot run is an error, not a wrong
+// result: int8 weights.
+TEST(WeightOnlyCudaWgmma, OverrideRefusesInt8) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  WonlyCase c;
+  c.m = 40, c.n = 64, c.k = 64, c.int4 = false, c.group_size = 0;
+  auto rng = make_rng(5);
+  const WonlyWeights w(c.n, c.k, false, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, false);
+  WonlyActs x(c, rng);
+  CudaBuffer a(x.a), out(x.out.size() * 2);
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, 64);
+  expect_error([&] {
+    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
+  }, ErrorKind::kValue, {"wgmma", "int4"});
+}
+
 // ŵ itself, bit for bit: with one-hot activations (token i is 1 at k = k_i,
 // 0 elsewhere) out[i, n] = ŵ[n, k_i] exactly (one product, no bias), so the
 // GPU's HFMA2 dequantization is read back through every kernel of the
-// dispatch table (M = 8, 16, 64, 128) and compared with the CPU twin's
+// dispatch table (M = 8, 16, 32, 64, 128, 300; int4 with 64 and 128 tokens on
+// both tensor-core kernels) and compared with the CPU twin's
 // scalar (wonly_math.h) for every element. Scales and offsets spread over
 // several binades so that q·s_T + o_T needs rounding and hits ties; ŵ stays
 // finite (0·inf would poison the other tokens' sums) and, for bf16, above
@@ -230,7 +295,15 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
   int64_t checked = 0, bad = 0;
   for (bool int4 : {true, false}) {
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
-      for (int64_t m : {8, 16, 32, 64, 128}) {
+      struct Run {
+        int64_t m;
+        bool force_mma;  // the mma.sync kernel where the table picks wgmma
+      };
+      for (const auto [m, force_mma] : {Run{8, false}, Run{16, false}, Run{32, false}, Run{64, false},
+                                        Run{128, false}, Run{300, false}, Run{64, true}, Run{128, true}}) {
+        if (force_mma && (!int4 || !detail::wonly_wgmma_available(0))) continue;
+        std::optional<detail::WonlyKernelOverride> force;
+        if (force_mma) force.emplace(detail::WonlyKernel::kMma, static_cast<int>(m));
         auto rng = make_rng(static_cast<uint64_t>(int4 * 1000 + (dtype == DType::kFloat16) * 100 + m));
         WonlyWeights w(n, k, int4, 32, true, 0, rng);
         std::uniform_real_distribution<double> expo(-6.0, 3.0), uni(0.5, 1.0);
@@ -348,9 +421,9 @@ TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
 // is deterministic: fixed reduction orders, no atomics).
 TEST(WeightOnlyCudaGraph, CaptureAndReplayMatchDirectCall) {
   QGEMM_SKIP_WITHOUT_GPU();
-  for (int64_t m : {1, 24, 64, 200}) {
+  for (int64_t m : {1, 24, 64, 200, 300}) {
     WonlyCase c;
-    c.m = m, c.n = m == 200 ? 1000 : 256, c.k = 4096, c.int4 = m != 24, c.group_size = 128;
+    c.m = m, c.n = m >= 200 ? 1000 : 256, c.k = 4096, c.int4 = m != 24, c.group_size = 128;
     auto rng = make_rng(static_cast<uint64_t>(m));
     const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
     const DeviceWeights dev(w, m == 64);

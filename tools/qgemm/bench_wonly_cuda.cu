@@ -7,6 +7,12 @@
 // Per record: bytes = everything read (weight, scales, offsets, activations)
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
 // speedup_vs_cublas_bf16 = cuBLAS time / this time.
+//
+// --sweep: for M > 32 also the W4A16 g128 plain variant forced onto every
+// tensor-core kernel and tile (detail::WonlyKernelOverride): impl
+// "sweep-w4a16-g128-<mma|wgmma>-<tile>" — the data behind the M > 32 rows of
+// the dispatch table (wonly_dispatch.cu), and the mma.sync kernel's speed
+// (what sm_80 GPUs run) on this GPU.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -18,6 +24,7 @@
 #include "commands.h"
 #include "cuda_bench.h"
 #include "qgemm/weight_only.h"
+#include "wonly/cuda/wonly_cuda.h"
 
 namespace qgemm::tools {
 namespace {
@@ -56,6 +63,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
   for (const auto& t : options.get_shapes("tokens", {{1}, {2}, {4}, {8}, {16}, {32}, {64}, {128}, {256}, {1024}, {4096}})) {
     tokens.push_back(t.at(0));
   }
+  const bool sweep = options.has("sweep");
   const Variant variants[] = {
       {"qgemm-w4a16-g128", true, 128, true, false},
       {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
@@ -156,7 +164,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const int group = var.group == 0 ? static_cast<int>(k) : var.group;
         const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
         const auto pre = weight_only_prepacked_shape(n, k, var.int4);
-        const auto st = cuda::time_cuda(
+        auto time_variant = [&]() {
+          return cuda::time_cuda(
             [&](int i) {
               const int set = i % ws.sets;
               const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
@@ -170,8 +179,23 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
               weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
             },
             stream, warmup, runs);
+        };
         const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
-        record(var.impl, st, bytes, cublas_us);
+        record(var.impl, time_variant(), bytes, cublas_us);
+        if (!sweep || m <= 32 || v != 0) continue;
+        struct Forced {
+          detail::WonlyKernel kernel;
+          int tile;
+          const char* name;
+        };
+        for (const Forced& f : {Forced{detail::WonlyKernel::kMma, 64, "mma-64"}, Forced{detail::WonlyKernel::kMma, 128, "mma-128"},
+                                Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
+                                Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
+                                Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"}}) {
+          if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
+          detail::WonlyKernelOverride force(f.kernel, f.tile);
+          record(std::string("sweep-w4a16-g128-") + f.name, time_variant(), bytes, cublas_us);
+        }
       }
     }
   }

@@ -23,7 +23,7 @@ void usage() {
       "  bench fused [--device cpu|cuda] [--shapes TxH,...] [--ops name,...] [--json FILE]\n"
       "                             time the fused norm/activation + quantize ops (GPU: vs copy\n"
       "                             bandwidth and the unfused peer; --sweep: every launch config)\n"
-      "  bench wonly [--shapes NxK,...] [--tokens M,...] [--json FILE]\n"
+      "  bench wonly [--shapes NxK,...] [--tokens M,...] [--sweep] [--json FILE]\n"
       "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU");
 }
 

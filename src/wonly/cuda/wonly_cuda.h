@@ -13,8 +13,35 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args);
 void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t k,
                               int64_t ld_bytes, bool int4, Device device, Stream stream);
 
-// The kernels (wonly_gemv.cu, wonly_mma.cu).
+enum class WonlyKernel {
+  kGemv,        // the decode kernel, one launch (wonly_gemv.cu)
+  kGemvChunks,  // the decode kernel, one launch per 16 tokens (each re-reads the weight)
+  kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
+  kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), int4 on sm_90a
+};
+
+// Whether the wgmma kernel is built and runs on `device` (compute capability 9.0).
+bool wonly_wgmma_available(int device);
+
+// For tests and benchmarks: while one is alive on a thread, weight_only_mm
+// calls on that thread with M > 32 run `kernel` (kMma or kWgmma) with `tile`
+// tokens per block tile instead of the dispatch table's choice. kWgmma where
+// it cannot run (int8, not sm_90, not built) is an error.
+class WonlyKernelOverride {
+ public:
+  WonlyKernelOverride(WonlyKernel kernel, int tile);
+  ~WonlyKernelOverride();
+  WonlyKernelOverride(const WonlyKernelOverride&) = delete;
+  WonlyKernelOverride& operator=(const WonlyKernelOverride&) = delete;
+
+ private:
+  WonlyKernel previous_kernel_;
+  int previous_tile_;
+};
+
+// The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // M ≤ 8·token_blocks
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
+void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // int4, sm_90a; 64, 128 or 256
 
 }  // namespace qgemm::detail

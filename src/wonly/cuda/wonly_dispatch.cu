@@ -1,12 +1,15 @@
 // CUDA dispatch of weight_only_mm by the number of tokens M (the table below),
 // and the CUDA weight prepacking.
 //
-// Instantiations: 2 dtypes (bf16, fp16) × 2 weights (int4, int8) × 4 kernel
-// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) = 16 kernels,
-// plus one prepack kernel. The gemv rows' block
-// shapes per weight type (measured, issue 7) are at `launch` in wonly_gemv.cu.
+// Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × 4 kernel
+// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × 3
+// wgmma tiles (64, 128, 256 tokens)) = 22 kernels, plus one prepack kernel.
+// The gemv rows' block shapes per weight type (measured, issue 7) are at
+// `launch` in wonly_gemv.cu.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -14,16 +17,10 @@
 namespace qgemm::detail {
 namespace {
 
-enum class WonlyKernel {
-  kGemv,        // one decode-kernel launch
-  kGemvChunks,  // one decode-kernel launch per 16 tokens (each re-reads the weight)
-  kMma,
-};
-
 struct WonlyConfig {
   int64_t max_m;       // rows with M ≤ max_m (first match wins)
-  WonlyKernel kernel;
-  int tile;            // gemv: n8 token blocks (per chunk); mma: tokens per block tile
+  WonlyKernel kernel;  // kWgmma rows apply to int4 weights on sm_90 only
+  int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
   const char* why;
 };
 
@@ -36,12 +33,31 @@ constexpr WonlyConfig kConfigs[] = {
   {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches, reading the weight twice: on the H100 at M = 32, "
                                      "152 vs 228 µs on (28672, 8192), 48 vs ~65 on (11008, 4096); it loses "
                                      "on (4096, 11008), 71 vs ~59, where the tensor-core kernel splits K 8 ways"},
+  {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas"},
   {64, WonlyKernel::kMma,  64,  "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
                                 "4-stage ring (int4 / int8), 2 blocks/SM"},
+  {256, WonlyKernel::kWgmma, 128, "128 rows × 128 tokens, m64n128k16, 88 KB ring, 2 blocks/SM"},
+  {INT64_MAX, WonlyKernel::kWgmma, 256, "128 rows × 256 tokens, m64n256k16: each dequantized weight "
+                                        "register feeds 256 tokens; 152 KB ring, 1 block/SM"},
   {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
                                       "per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
 };
 // clang-format on
+
+thread_local WonlyKernel override_kernel = WonlyKernel::kGemv;  // kGemv: no override
+thread_local int override_tile = 0;
+
+// The tensor-core kernels index k in 32 bits and tile N on grid y.
+void check_tensor_core_limits(const WeightOnlyArgs& args) {
+  if (args.k > (int64_t{1} << 30)) {
+    throw Error(ErrorKind::kValue, "weight_only_mm: K=" + std::to_string(args.k) +
+                                       " exceeds the tensor-core kernel's 32-bit k index (2^30)");
+  }
+  if (args.n > 65535LL * 128) {
+    throw Error(ErrorKind::kValue, "weight_only_mm: N=" + std::to_string(args.n) +
+                                       " exceeds the grid of the tensor-core kernel");
+  }
+}
 
 // out[tile(row, c)] = w[row, chunk c]: one thread per 16-byte chunk.
 __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_t chunks,
@@ -58,26 +74,75 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
 
 }  // namespace
 
+// Whether the wgmma kernel is built and `device` runs it (its sm_90a code
+// runs on compute capability 9.0 only). Read once per device.
+bool wonly_wgmma_available(int device) {
+#if QGEMM_HAS_WONLY_SM90
+  static std::atomic<int> cache[64];  // 0 unknown, 1 no, 2 yes
+  const bool cached = device >= 0 && device < 64;
+  int known = cached ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (known == 0) {
+    int major = 0, minor = 0;
+    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    known = major == 9 && minor == 0 ? 2 : 1;
+    if (cached) cache[device].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+WonlyKernelOverride::WonlyKernelOverride(WonlyKernel kernel, int tile)
+    : previous_kernel_(override_kernel), previous_tile_(override_tile) {
+  override_kernel = kernel;
+  override_tile = tile;
+}
+
+WonlyKernelOverride::~WonlyKernelOverride() {
+  override_kernel = previous_kernel_;
+  override_tile = previous_tile_;
+}
+
 void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
-  for (const WonlyConfig& config : kConfigs) {
-    if (args.m > config.max_m) continue;
-    switch (config.kernel) {
-      case WonlyKernel::kGemv: launch_wonly_gemv(args, config.tile); break;
-      case WonlyKernel::kGemvChunks: {
-        const int64_t chunk = 8 * config.tile;
-        for (int64_t m0 = 0; m0 < args.m; m0 += chunk) {  // views of a and out: no copies
-          WeightOnlyArgs part = args;
-          part.m = std::min(chunk, args.m - m0);
-          part.a = static_cast<const uint16_t*>(args.a) + m0 * args.lda;
-          part.out = static_cast<uint16_t*>(args.out) + m0 * args.ldo;
-          launch_wonly_gemv(part, part.m <= 8 ? 1 : config.tile);
-        }
-        break;
-      }
-      case WonlyKernel::kMma: launch_wonly_mma(args, config.tile); break;
+  const bool wgmma = args.int4 && wonly_wgmma_available(args.device.index);
+  WonlyConfig config{};
+  for (const WonlyConfig& row : kConfigs) {
+    if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
+    config = row;
+    break;
+  }
+  if (args.m > 32 && override_kernel != WonlyKernel::kGemv) {
+    if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
+      throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");
     }
-    return;
+    config.kernel = override_kernel;
+    config.tile = override_tile;
+  }
+  switch (config.kernel) {
+    case WonlyKernel::kGemv: launch_wonly_gemv(args, config.tile); break;
+    case WonlyKernel::kGemvChunks: {
+      const int64_t chunk = 8 * config.tile;
+      for (int64_t m0 = 0; m0 < args.m; m0 += chunk) {  // views of a and out: no copies
+        WeightOnlyArgs part = args;
+        part.m = std::min(chunk, args.m - m0);
+        part.a = static_cast<const uint16_t*>(args.a) + m0 * args.lda;
+        part.out = static_cast<uint16_t*>(args.out) + m0 * args.ldo;
+        launch_wonly_gemv(part, part.m <= 8 ? 1 : config.tile);
+      }
+      break;
+    }
+    case WonlyKernel::kMma:
+      check_tensor_core_limits(args);
+      launch_wonly_mma(args, config.tile);
+      break;
+    case WonlyKernel::kWgmma:
+      check_tensor_core_limits(args);
+      launch_wonly_wgmma(args, config.tile);
+      break;
   }
 }
 

@@ -41,128 +41,31 @@
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
-#include "wonly/cuda/wonly_split_k.cuh"
+#include "wonly/cuda/wonly_tile.cuh"
 
 namespace qgemm::detail {
 namespace {
 
 using namespace wonly;
 
-constexpr int kThreads = 256;
-constexpr int kBN = 128, kBK = 64, kStages = 4;
+constexpr int kThreads = kTileThreads;
+constexpr int kBN = kTileRows, kBK = kTileK, kStages = 4;
 constexpr int kActLd = kBK + 8;  // elements per shared activation row (144 B)
 
-template <bool kInt4>
-constexpr int raw_row_bytes() {
-  return kInt4 ? kBK / 2 : kBK;
-}
-
-// One ring slot. Member order keeps every array 16-byte aligned.
-template <bool kInt4, int kBM>
+// One ring slot (wonly_tile.cuh). Member order keeps every array 16-byte
+// aligned; rows are padded, never swizzled.
+template <bool kInt4_, int kBM>
 struct Stage {
+  static constexpr bool kInt4 = kInt4_;
+  static constexpr int kTokens = kBM;
+  static constexpr int kRawBytes = kInt4 ? kBK / 2 : kBK;  // per row
+  static constexpr int kActPitch = kActLd * 2;             // bytes per token
+  __device__ static constexpr uint32_t act_offset(int token, int chunk) { return token * kActPitch + 16 * chunk; }
+  __device__ static constexpr uint32_t raw_offset(int row, int chunk) { return row * kRawBytes + 16 * chunk; }
+
   uint16_t act[kBM][kActLd];
-  uint8_t raw[kBN][raw_row_bytes<kInt4>()];
+  uint8_t raw[kBN][kRawBytes];
   float par[kBN][4];  // scale(k0), scale(k0+32), offset(k0), offset(k0+32)
-};
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes (L2 only) to shared address `dst`, or zeros when !fill (src must
-// still be a valid address).
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool fill) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool fill) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
-// What one thread copies per k tile, fixed for the whole loop so that a tile
-// costs a few adds per copy (a first version recomputed every address,
-// including two 64-bit divisions, and spent ~500 instructions per warp and
-// tile on it). Thread i copies
-//   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
-//   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
-//   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
-template <bool kInt4, int kBM>
-struct LoadPlan {
-  using StageT = Stage<kInt4, kBM>;
-  static constexpr int kActCopies = kBM * 8 / kThreads;
-  static constexpr int kChunks = raw_row_bytes<kInt4>() / 16;  // per row and tile
-  static constexpr int kRawCopies = kBN * kChunks / kThreads;
-  static constexpr int kElems = kInt4 ? 32 : 16;               // per chunk
-  static constexpr uint32_t kActStep = 32 * sizeof(StageT::act[0]);                             // 32 tokens
-  static constexpr uint32_t kRawStep = (kThreads / kChunks) * sizeof(StageT::raw[0]);          // rows
-  static constexpr uint32_t kRawOffset = offsetof(StageT, raw), kParOffset = offsetof(StageT, par);
-
-  const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
-  int64_t act_step;     // 32 tokens
-  uint32_t act_tokens;  // bit j: token of copy j < M
-  int act_col;
-  const uint8_t* raw[kRawCopies];  // row part of the chunk offset
-  int chunk;
-  const float* par;  // this row's scales or offsets (null: zero-fill)
-  int group_shift;   // group = k >> shift (per channel: 31, always 0)
-  uint32_t act_dst, raw_dst, par_dst;  // shared addresses in stage 0
-
-  __device__ LoadPlan(const WeightOnlyArgs& args, int64_t token_base, int64_t row_base, uint32_t smem) {
-    const int i = threadIdx.x;
-    const auto* a = static_cast<const uint16_t*>(args.a);
-    act_col = 8 * (i % 8);
-    act_step = 32 * args.lda;
-    act_tokens = 0;
-#pragma unroll
-    for (int j = 0; j < kActCopies; ++j) act_tokens |= (token_base + i / 8 + 32 * j < args.m ? 1u : 0u) << j;
-    act = a + min(token_base + i / 8, args.m - 1) * args.lda + act_col;
-    chunk = i % kChunks;
-#pragma unroll
-    for (int j = 0; j < kRawCopies; ++j) {
-      const int64_t row = min(row_base + i / kChunks + (kThreads / kChunks) * j, args.n - 1);  // past N: never stored
-      raw[j] = args.w + args.w_addr.chunk_offset(row, 0);
-    }
-    const int64_t row = min(row_base + i % kBN, args.n - 1);
-    par = i < kBN ? args.scales + row * args.ld_scales
-                  : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
-    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
-    act_dst = smem + (i / 8) * sizeof(StageT::act[0]) + 2 * act_col;
-    raw_dst = smem + kRawOffset + (i / kChunks) * sizeof(StageT::raw[0]) + 16 * chunk;
-    par_dst = smem + kParOffset + (i % kBN) * sizeof(StageT::par[0]) + (i < kBN ? 0 : 8);
-  }
-
-  // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
-  // Halves of the tile at or past K get zero weights, scales and offsets, so
-  // their ŵ = round_T(0·0 + 0) = 0 exactly (an offset past K could be ±inf).
-  __device__ __forceinline__ void issue(const WeightOnlyArgs& args, int kt, int slot) const {
-    const uint32_t base = slot * static_cast<uint32_t>(sizeof(StageT));
-    const int k0 = kt * kBK, k = static_cast<int>(args.k);
-    const bool col_inside = k0 + act_col < k;
-#pragma unroll
-    for (int j = 0; j < kActCopies; ++j) {
-      const bool fill = col_inside && ((act_tokens >> j) & 1u);
-      cp_async_16(base + act_dst + j * kActStep, fill ? act + j * act_step + k0 : act, fill);
-    }
-    const int c = kt * kChunks + chunk;  // chunk index along the row
-    const int64_t c_offset = (c >> 2) * args.w_addr.tile_stride + (c & 3) * 16;
-    const bool chunk_inside = c * kElems < k;
-#pragma unroll
-    for (int j = 0; j < kRawCopies; ++j) {
-      cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
-    }
-    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
-    const bool fill = par != nullptr;
-    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
-    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
-               fill && second_inside);
-  }
 };
 
 // The A fragments of one m16 tile for the four MMA steps of a k tile: rows
@@ -199,82 +102,6 @@ __device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int ro
   }
 }
 
-// Epilogue: out[token, row] = round_T(acc + bias[row]) (wonly_math.h). The
-// accumulators (rows g, g+8 × tokens 2t, 2t+1 of each m16 × n8 tile) are
-// rounded into a [kBM tokens][128 rows] T tile in shared memory (pitch 136:
-// the four token rows a warp's store touches land 8 banks apart), then
-// written to global memory 8 outputs (16 bytes) per store; element stores
-// at the N edge or when the output rows are not 16-byte aligned.
-template <bool kBf16, bool kInt4, int kBM, int kMT, int kNB>
-__device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const float (&acc)[kMT][kNB][4],
-                                           unsigned char* smem, int64_t token_base, int64_t row_base,
-                                           int warp_rows, int warp_tokens, int g, int t) {
-  constexpr int kOutLd = kBN + 8;
-  static_assert(kBM * kOutLd * 2 <= kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>)), "output tile fits");
-  auto* tile = reinterpret_cast<uint16_t(*)[kOutLd]>(smem);
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp_rows + 16 * mt + g + 8 * h;
-      const int64_t row = min(row_base + r, args.n - 1);
-      const bool has_bias = args.bias != nullptr;
-      const float bias = has_bias ? load_act<kBf16>(args.bias, row) : 0.0f;
-#pragma unroll
-      for (int nb = 0; nb < kNB; ++nb) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          tile[warp_tokens + 8 * nb + 2 * t + e][r] = output_bits<kBf16>(acc[mt][nb][2 * h + e], has_bias, bias);
-        }
-      }
-    }
-  }
-  __syncthreads();
-  auto* out = static_cast<uint16_t*>(args.out);
-  const bool vector_ok = ((reinterpret_cast<uintptr_t>(out) | static_cast<uintptr_t>(args.ldo * 2)) & 15) == 0;
-#pragma unroll
-  for (int i = threadIdx.x; i < kBM * (kBN / 8); i += kThreads) {
-    const int r = i / (kBN / 8), c = i % (kBN / 8);
-    const int64_t token = token_base + r, row = row_base + 8 * c;
-    if (token >= args.m || row >= args.n) continue;
-    uint16_t* dst = out + token * args.ldo + row;
-    if (vector_ok && row + 8 <= args.n) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&tile[r][8 * c]);
-    } else {
-      for (int j = 0; j < 8 && row + j < args.n; ++j) dst[j] = tile[r][8 * c + j];
-    }
-  }
-}
-
-// Split-K reduction inside a thread-block cluster (sm_90): every CTA but the
-// leader (rank 0) leaves its accumulators in its own shared memory, laid out
-// [register][thread] (consecutive threads, consecutive words); the leader
-// adds them in rank order — a fixed order, so the result is deterministic —
-// through distributed shared memory, then runs the epilogue alone. The
-// second cluster barrier keeps the peers' shared memory alive until the
-// leader has read it. No global workspace, no atomics. Returns whether this
-// CTA writes the output.
-template <int kMT, int kNB>
-__device__ __forceinline__ bool reduce_split_k(float (&acc)[kMT][kNB][4], float* partial) {
-  constexpr int kRegs = kMT * kNB * 4;
-  const unsigned rank = cluster_rank();
-  float* flat = &acc[0][0][0];
-  if (rank != 0) {
-#pragma unroll
-    for (int i = 0; i < kRegs; ++i) partial[i * kThreads + threadIdx.x] = flat[i];
-  }
-  cluster_sync();
-  if (rank == 0) {
-    for (unsigned peer = 1; peer < gridDim.z; ++peer) {
-      const float* remote = cluster_peer(partial, peer);
-#pragma unroll
-      for (int i = 0; i < kRegs; ++i) flat[i] += remote[i * kThreads + threadIdx.x];
-    }
-  }
-  cluster_sync();
-  return rank == 0;
-}
-
 // kMT m16 tiles per warp: warps are (8 / kMT) along rows × kMT along tokens,
 // each 16·kMT rows × kBM/kMT tokens.
 template <bool kBf16, bool kInt4, int kBM, int kMT>
@@ -291,12 +118,10 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   const int64_t token_base = static_cast<int64_t>(blockIdx.x) * kBM;
   const int64_t row_base = static_cast<int64_t>(blockIdx.y) * kBN;
   // Split K: CTA z of a gridDim.z-CTA cluster takes k tiles [kt_begin, kt_end).
-  const int k_tiles = static_cast<int>((args.k + kBK - 1) / kBK);
-  const int per_split = (k_tiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
-  const int kt_begin = min(k_tiles, static_cast<int>(blockIdx.z) * per_split);
-  const int kt_end = min(k_tiles, kt_begin + per_split);
+  const SplitRange split(args.k);
+  const int kt_begin = split.begin, kt_end = split.end;
 
-  const LoadPlan<kInt4, kBM> plan(args, token_base, row_base, smem_address(smem));
+  const LoadPlan<Stage<kInt4, kBM>> plan(args, token_base, row_base, smem_address(smem));
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (kt_begin + s < kt_end) plan.issue(args, kt_begin + s, s);
@@ -339,12 +164,13 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: it becomes the output tile
   if (gridDim.z > 1 && !reduce_split_k<kMT, kNB>(acc, reinterpret_cast<float*>(smem))) return;
-  store_tile<kBf16, kInt4, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
+  store_tile<kBf16, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
 }
 
 template <bool kBf16, bool kInt4, int kBM, int kMT>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
+  static_assert(epilogue_smem_bytes<kBM, kBM / 8 * 4>() <= bytes, "the ring holds the output tile");
   constexpr auto kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
@@ -370,14 +196,7 @@ void launch(const WeightOnlyArgs& args, int block_m) {
 }  // namespace
 
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m) {
-  if (args.k > (int64_t{1} << 30)) {
-    throw Error(ErrorKind::kValue, "weight_only_mm: K=" + std::to_string(args.k) +
-                                       " exceeds the tensor-core kernel's 32-bit k index (2^30)");
-  }
-  if (args.n > 65535LL * kBN) {
-    throw Error(ErrorKind::kValue, "weight_only_mm: N=" + std::to_string(args.n) +
-                                       " exceeds the grid of the tensor-core kernel");
-  }
+  // The caller (wonly_dispatch.cu) has checked K ≤ 2^30 and N ≤ 65535·128.
   const bool bf16 = args.dtype == DType::kBFloat16;
   if (bf16 && args.int4) launch<true, true>(args, block_m);
   else if (bf16) launch<true, false>(args, block_m);

@@ -1,0 +1,226 @@
+// wonly_tile.cuh — the block-tile machinery shared by the two tensor-core
+// weight-only kernels (wonly_mma.cu: mma.sync, sm_80+; wonly_wgmma.cu:
+// wgmma, sm_90a): the cp.async ring's per-thread load plan, the split-K
+// reduction inside a cluster, and the coalesced output store.
+//
+// Both kernels have 256 threads and a block tile of kBN = 128 weight rows ×
+// kBM tokens × kBK = 64 k. A ring slot (`Stage`, defined by each kernel) holds
+//   act  [kBM tokens][64 k] T   16-byte chunks; tokens past M, k past K zero-filled
+//   raw  [128 rows][32 | 64] B  the weight's 16-byte chunks (int4 | int8), as stored
+//   par  [128][4] fp32          scale and offset of the groups of k0 and k0 + 32
+// and says where chunk c of token / row r goes (act_offset, raw_offset), so
+// that each kernel picks the shared-memory layout its MMA reads best.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_split_k.cuh"
+
+namespace qgemm::detail::wonly {
+
+constexpr int kTileThreads = 256;
+constexpr int kTileRows = 128;  // kBN
+constexpr int kTileK = 64;      // kBK
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes (L2 only) to shared address `dst`, or zeros when !fill (src must
+// still be a valid address).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool fill) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool fill) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// What one thread copies per k tile, fixed for the whole loop so that a tile
+// costs a few adds per copy (a first version recomputed every address,
+// including two 64-bit divisions, and spent ~500 instructions per warp and
+// tile on it). Thread i copies
+//   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
+//   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
+//   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
+// StageT's layouts must keep act_offset(r + 32j, c) = act_offset(r, c) +
+// 32j·kActPitch and likewise for raw rows (true of both kernels' swizzles,
+// which read the low bits of r only).
+template <class StageT>
+struct LoadPlan {
+  static constexpr int kBM = StageT::kTokens;
+  static constexpr bool kInt4 = StageT::kInt4;
+  static constexpr int kActCopies = kBM * 8 / kTileThreads;
+  static constexpr int kChunks = StageT::kRawBytes / 16;  // per row and tile
+  static constexpr int kRawCopies = kTileRows * kChunks / kTileThreads;
+  static constexpr int kElems = kInt4 ? 32 : 16;  // per chunk
+  static constexpr uint32_t kActStep = 32 * StageT::kActPitch;                          // 32 tokens
+  static constexpr uint32_t kRawStep = (kTileThreads / kChunks) * StageT::kRawBytes;    // rows
+  static constexpr uint32_t kActOffset = offsetof(StageT, act), kRawOffset = offsetof(StageT, raw);
+  static constexpr uint32_t kParOffset = offsetof(StageT, par);
+
+  const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
+  int64_t act_step;     // 32 tokens
+  uint32_t act_tokens;  // bit j: token of copy j < M
+  int act_col;
+  const uint8_t* raw[kRawCopies];  // row part of the chunk offset
+  int chunk;
+  const float* par;  // this row's scales or offsets (null: zero-fill)
+  int group_shift;   // group = k >> shift (per channel: 31, always 0)
+  uint32_t act_dst, raw_dst, par_dst;  // shared addresses in stage 0
+
+  __device__ LoadPlan(const WeightOnlyArgs& args, int64_t token_base, int64_t row_base, uint32_t smem) {
+    const int i = threadIdx.x;
+    const auto* a = static_cast<const uint16_t*>(args.a);
+    act_col = 8 * (i % 8);
+    act_step = 32 * args.lda;
+    act_tokens = 0;
+#pragma unroll
+    for (int j = 0; j < kActCopies; ++j) act_tokens |= (token_base + i / 8 + 32 * j < args.m ? 1u : 0u) << j;
+    act = a + min(token_base + i / 8, args.m - 1) * args.lda + act_col;
+    chunk = i % kChunks;
+#pragma unroll
+    for (int j = 0; j < kRawCopies; ++j) {
+      const int64_t row = min(row_base + i / kChunks + (kTileThreads / kChunks) * j, args.n - 1);  // past N: never stored
+      raw[j] = args.w + args.w_addr.chunk_offset(row, 0);
+    }
+    const int64_t row = min(row_base + i % kTileRows, args.n - 1);
+    par = i < kTileRows ? args.scales + row * args.ld_scales
+                        : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
+    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+    act_dst = smem + kActOffset + StageT::act_offset(i / 8, i % 8);
+    raw_dst = smem + kRawOffset + StageT::raw_offset(i / kChunks, chunk);
+    par_dst = smem + kParOffset + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
+  }
+
+  // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
+  // Halves of the tile at or past K get zero weights, scales and offsets, so
+  // their ŵ = round_T(0·0 + 0) = 0 exactly (an offset past K could be ±inf).
+  __device__ __forceinline__ void issue(const WeightOnlyArgs& args, int kt, int slot) const {
+    const uint32_t base = slot * static_cast<uint32_t>(sizeof(StageT));
+    const int k0 = kt * kTileK, k = static_cast<int>(args.k);
+    const bool col_inside = k0 + act_col < k;
+#pragma unroll
+    for (int j = 0; j < kActCopies; ++j) {
+      const bool fill = col_inside && ((act_tokens >> j) & 1u);
+      cp_async_16(base + act_dst + j * kActStep, fill ? act + j * act_step + k0 : act, fill);
+    }
+    const int c = kt * kChunks + chunk;  // chunk index along the row
+    const int64_t c_offset = (c >> 2) * args.w_addr.tile_stride + (c & 3) * 16;
+    const bool chunk_inside = c * kElems < k;
+#pragma unroll
+    for (int j = 0; j < kRawCopies; ++j) {
+      cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
+    }
+    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
+    const bool fill = par != nullptr;
+    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
+    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
+               fill && second_inside);
+  }
+};
+
+// Epilogue: out[token, row] = round_T(acc + bias[row]) (wonly_math.h). The
+// accumulators (rows g, g+8 × tokens 2t, 2t+1 of each m16 × n8 tile: the
+// mma.sync C fragment, and per warp the wgmma D fragment too) are rounded
+// into a [kBM tokens][128 rows] T tile in shared memory (pitch 136: the four
+// token rows a warp's store touches land 8 banks apart), then written to
+// global memory 8 outputs (16 bytes) per store; element stores at the N edge
+// or when the output rows are not 16-byte aligned.
+template <bool kBf16, int kBM, int kMT, int kNB>
+__device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const float (&acc)[kMT][kNB][4],
+                                           unsigned char* smem, int64_t token_base, int64_t row_base,
+                                           int warp_rows, int warp_tokens, int g, int t) {
+  constexpr int kOutLd = kTileRows + 8;
+  auto* tile = reinterpret_cast<uint16_t(*)[kOutLd]>(smem);
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp_rows + 16 * mt + g + 8 * h;
+      const int64_t row = min(row_base + r, args.n - 1);
+      const bool has_bias = args.bias != nullptr;
+      const float bias = has_bias ? load_act<kBf16>(args.bias, row) : 0.0f;
+#pragma unroll
+      for (int nb = 0; nb < kNB; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          tile[warp_tokens + 8 * nb + 2 * t + e][r] = output_bits<kBf16>(acc[mt][nb][2 * h + e], has_bias, bias);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  auto* out = static_cast<uint16_t*>(args.out);
+  const bool vector_ok = ((reinterpret_cast<uintptr_t>(out) | static_cast<uintptr_t>(args.ldo * 2)) & 15) == 0;
+#pragma unroll
+  for (int i = threadIdx.x; i < kBM * (kTileRows / 8); i += kTileThreads) {
+    const int r = i / (kTileRows / 8), c = i % (kTileRows / 8);
+    const int64_t token = token_base + r, row = row_base + 8 * c;
+    if (token >= args.m || row >= args.n) continue;
+    uint16_t* dst = out + token * args.ldo + row;
+    if (vector_ok && row + 8 <= args.n) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&tile[r][8 * c]);
+    } else {
+      for (int j = 0; j < 8 && row + j < args.n; ++j) dst[j] = tile[r][8 * c + j];
+    }
+  }
+}
+
+// Bytes of shared memory store_tile and reduce_split_k need.
+template <int kBM, int kAccRegs>
+constexpr int epilogue_smem_bytes() {
+  const int tile = kBM * (kTileRows + 8) * 2, partial = kAccRegs * kTileThreads * 4;
+  return tile > partial ? tile : partial;
+}
+
+// Split-K reduction inside a thread-block cluster (sm_90): every CTA but the
+// leader (rank 0) leaves its accumulators in its own shared memory, laid out
+// [register][thread] (consecutive threads, consecutive words); the leader
+// adds them in rank order — a fixed order, so the result is deterministic —
+// through distributed shared memory, then runs the epilogue alone. The
+// second cluster barrier keeps the peers' shared memory alive until the
+// leader has read it. No global workspace, no atomics. Returns whether this
+// CTA writes the output.
+template <int kMT, int kNB>
+__device__ __forceinline__ bool reduce_split_k(float (&acc)[kMT][kNB][4], float* partial) {
+  constexpr int kRegs = kMT * kNB * 4;
+  const unsigned rank = cluster_rank();
+  float* flat = &acc[0][0][0];
+  if (rank != 0) {
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) partial[i * kTileThreads + threadIdx.x] = flat[i];
+  }
+  cluster_sync();
+  if (rank == 0) {
+    for (unsigned peer = 1; peer < gridDim.z; ++peer) {
+      const float* remote = cluster_peer(partial, peer);
+#pragma unroll
+      for (int i = 0; i < kRegs; ++i) flat[i] += remote[i * kTileThreads + threadIdx.x];
+    }
+  }
+  cluster_sync();
+  return rank == 0;
+}
+
+// The k-tile range [kt_begin, kt_end) of split blockIdx.z of gridDim.z.
+struct SplitRange {
+  int begin, end;
+  __device__ explicit SplitRange(int64_t k) {
+    const int k_tiles = static_cast<int>((k + kTileK - 1) / kTileK);
+    const int per_split = (k_tiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
+    begin = min(k_tiles, static_cast<int>(blockIdx.z) * per_split);
+    end = min(k_tiles, begin + per_split);
+  }
+};
+
+}  // namespace qgemm::detail::wonly

@@ -1,0 +1,248 @@
+// Hopper weight-only kernel for int4 weights and M > 32 (sm_90a only): the
+// tensor-core kernel of wonly_mma.cu with the warpgroup MMA (wgmma) in place
+// of mma.sync. Each of the two warpgroups owns 64 weight rows and issues
+// m64 × kBM × k16 wgmmas whose A operand (the weight, dequantized) comes from
+// registers and whose B operand (the activations) comes straight from shared
+// memory through a matrix descriptor: one instruction per warpgroup does the
+// work of kBM/8 mma.sync per warp, and reads no activation into registers.
+// Roles are swapped as in the other kernels (weight rows = the MMA's M side),
+// so no dequantized tile is ever stored.
+//
+// Ring slot (wonly_tile.cuh's LoadPlan fills it; kStages = 4):
+//   act [kBM][64] T    the layout wgmma's descriptor reads for a K-major B with
+//                      128-byte swizzle: token r's 128 bytes are one row, its
+//                      16-byte chunk c at chunk position c ^ (r % 8); rows of 8
+//                      tokens form 1024-byte atoms (the slot is 1024-aligned)
+//   raw [128][32] B    row r's two chunks swapped when (r / 4) is odd, so that
+//                      the 8 rows a warp reads at once hit distinct banks
+//   par [128][4] fp32  as in wonly_mma.cu
+//
+// k order. wgmma reads B in its natural k order, so the A fragment must
+// follow it: lane (g = lane/4, t = lane%4) holds, for k16 step s, the
+// elements 16s + 2t + {0, 1} (register a0 / a1: rows g / g+8) and
+// 16s + 8 + 2t + {0, 1} (a2 / a3) — over the 64-k tile, byte 4c + t of the
+// row's 32 int4 bytes for c = 0…7. A lane loads the row's 32 bytes (two
+// 16-byte loads, shared with the 3 other lanes of its quad by broadcast) and
+// gathers its 8 bytes with 6 PRMT (`gather_bytes`); each gathered word is 8
+// nibbles = 4 register pairs of the decode kernel's HFMA2 dequantization
+// (wonly_device.cuh, ŵ = round_T(q·s_T + o_T), bit-identical to the CPU twin).
+// The first word holds k 0…31 (group of k0), the second k 32…63 (k0 + 32).
+//
+// Pipeline per k tile kt: wait for its copies, one __syncthreads, issue the
+// copies of tile kt + 2 into the slot of tile kt − 2 (whose wgmmas have
+// completed: see below), then in two halves of two k16 steps: dequantize the
+// half into its own 8 registers, fence, two wgmmas, commit, and wait until at
+// most one group (the one just issued) is pending. So the dequantization of
+// a half overlaps the wgmmas of the previous one, a half's registers are
+// rewritten only after the wgmmas that read them have completed, and at the
+// next tile's barrier every wgmma before the current tile's last group is
+// done. Small grids split K across a cluster (wonly_split_k.cuh).
+#include <cute/arch/mma_sm90_gmma.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "core/cuda_check.h"
+#include "wonly/cuda/wonly_cuda.h"
+#include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_tile.cuh"
+
+namespace qgemm::detail {
+namespace {
+
+using namespace wonly;
+
+constexpr int kThreads = kTileThreads;
+constexpr int kBN = kTileRows, kBK = kTileK, kStages = 4;
+
+template <int kBM>
+struct alignas(1024) Stage {
+  static constexpr bool kInt4 = true;
+  static constexpr int kTokens = kBM;
+  static constexpr int kRawBytes = kBK / 2;  // per row
+  static constexpr int kActPitch = kBK * 2;  // bytes per token
+  __device__ static constexpr uint32_t act_offset(int token, int chunk) {
+    return token * kActPitch + 16 * (chunk ^ (token & 7));
+  }
+  __device__ static constexpr uint32_t raw_offset(int row, int chunk) {
+    return row * kRawBytes + 16 * (chunk ^ ((row >> 2) & 1));
+  }
+
+  uint16_t act[kBM][kBK];
+  uint8_t raw[kBN][kRawBytes];
+  float par[kBN][4];  // scale(k0), scale(k0+32), offset(k0), offset(k0+32)
+};
+static_assert(sizeof(Stage<64>) % 1024 == 0 && offsetof(Stage<64>, act) == 0, "act atoms stay 1024-aligned");
+
+// The shared-memory matrix descriptor of a K-major operand with 128-byte
+// swizzle (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
+// 0–13, leading byte offset (unused with this swizzle: 1) in 16–29, stride
+// byte offset >> 4 in 32–45 (1024 B from one 8-row atom to the next), base
+// offset 0 (atoms 1024-aligned), layout type 1 = SWIZZLE_128B in bits 62–63.
+// k16 step s starts 32·s bytes into the atom's rows (the hardware applies the
+// swizzle to the computed addresses), i.e. descriptor + 2s.
+__device__ __forceinline__ uint64_t act_descriptor(uint32_t smem_addr) {
+  return (uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 16) | ((smem_addr & 0x3ffff) >> 4);
+}
+
+// The byte t of each of four words, as one word (byte c = byte t of word c).
+// `sel` = t | (t + 4) << 4 picks byte t of both operands of a PRMT.
+__device__ __forceinline__ uint32_t gather_bytes(uint4 words, uint32_t sel) {
+  return __byte_perm(__byte_perm(words.x, words.y, sel), __byte_perm(words.z, words.w, sel), 0x5410);
+}
+
+// The A registers of one half tile (k16 steps 2·half and 2·half + 1) for rows
+// `row` and `row` + 8: a[j][0 | 1] rows g | g+8 at k 16s + 2t, a[j][2 | 3] at
+// 16s + 8 + 2t, s = 2·half + j.
+template <bool kBf16, int kBM, int kHalf>
+__device__ __forceinline__ void dequant_half(const Stage<kBM>& stage, int row, uint32_t sel, uint32_t a[2][4]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = row + 8 * h;
+    const int position = kHalf ^ ((r >> 2) & 1);  // raw_offset's swizzle
+    const uint4 chunk = *reinterpret_cast<const uint4*>(&stage.raw[r][16 * position]);
+    const uint32_t s2 = param2<kBf16>(stage.par[r][kHalf]), o2 = param2<kBf16>(stage.par[r][2 + kHalf]);
+    uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
+    dequant_int4_word<kBf16>(gather_bytes(chunk, sel), s2, o2, pairs);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      a[j][h] = pairs[2 * j];
+      a[j][2 + h] = pairs[2 * j + 1];
+    }
+  }
+}
+
+// One m64 × kBM × k16 wgmma, A from registers, B from shared memory.
+template <bool kBf16, int kBM>
+struct Wgmma {
+  using K = cute::SM90::GMMA::Major;
+  template <template <K, K, cute::SM90::GMMA::ScaleIn, cute::SM90::GMMA::ScaleIn> class Op>
+  using Kmajor = Op<K::K, K::K, cute::SM90::GMMA::ScaleIn::One, cute::SM90::GMMA::ScaleIn::One>;
+  using Bf16 = std::conditional_t<
+      kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS>,
+      std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS>,
+                         Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS>>>;
+  using Fp16 = std::conditional_t<
+      kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS>,
+      std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS>,
+                         Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS>>>;
+  using Op = std::conditional_t<kBf16, Bf16, Fp16>;
+
+  template <size_t... I>
+  __device__ __forceinline__ static void run(const uint32_t (&a)[4], uint64_t desc, float* acc,
+                                             std::index_sequence<I...>) {
+    Op::fma(a[0], a[1], a[2], a[3], desc, acc[I]...);
+  }
+  __device__ __forceinline__ static void run(const uint32_t (&a)[4], uint64_t desc, float* acc) {
+    run(a, desc, acc, std::make_index_sequence<kBM / 2>{});
+  }
+};
+
+template <int kBM, int kNB>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
+#pragma unroll
+  for (int i = 0; i < kNB; ++i) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) cute::warpgroup_fence_operand(acc[0][i][e]);
+  }
+}
+
+template <bool kBf16, int kBM>
+__global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
+  extern __shared__ __align__(1024) unsigned char smem[];
+  auto* stages = reinterpret_cast<Stage<kBM>*>(smem);
+  if ((smem_address(smem) & 1023) != 0) __trap();  // the descriptor's swizzle atoms need it
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int warp_rows = 16 * warp;  // warpgroup warp / 4 owns rows 64·(warp / 4) + 0…63
+  const uint32_t sel = static_cast<uint32_t>(t | (t + 4) << 4);
+  const int64_t token_base = static_cast<int64_t>(blockIdx.x) * kBM;
+  const int64_t row_base = static_cast<int64_t>(blockIdx.y) * kBN;
+  const SplitRange split(args.k);
+
+  const LoadPlan<Stage<kBM>> plan(args, token_base, row_base, smem_address(smem));
+#pragma unroll
+  for (int s = 0; s < kStages - 2; ++s) {
+    if (split.begin + s < split.end) plan.issue(args, split.begin + s, s);
+    cp_async_commit();  // empty groups keep the count uniform
+  }
+  int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
+  const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
+
+  float acc[1][kNB][4];
+#pragma unroll
+  for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
+  uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
+  for (int kt = split.begin; kt < split.end; ++kt) {
+    cp_async_wait<kStages - 3>();  // this thread's copies of tile kt have landed
+    __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
+    if (kt + kStages - 2 < split.end) plan.issue(args, kt + kStages - 2, load_slot);
+    cp_async_commit();
+    load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
+
+    const Stage<kBM>& stage = stages[slot];
+    const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(Stage<kBM>) >> 4);
+    slot = slot + 1 == kStages ? 0 : slot + 1;
+
+    dequant_half<kBf16, kBM, 0>(stage, warp_rows + g, sel, a0);
+    fence_accumulators<kBM>(acc);
+    cute::warpgroup_arrive();
+    Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
+    Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
+    cute::warpgroup_commit_batch();
+    cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
+    fence_accumulators<kBM>(acc);
+
+    dequant_half<kBf16, kBM, 1>(stage, warp_rows + g, sel, a1);
+    cute::warpgroup_arrive();
+    Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
+    Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
+    cute::warpgroup_commit_batch();
+    cute::warpgroup_wait<1>();  // the first half is done: a0 is free
+    fence_accumulators<kBM>(acc);
+  }
+  cute::warpgroup_wait<0>();
+  fence_accumulators<kBM>(acc);
+  cp_async_wait<0>();
+  __syncthreads();  // the ring is free: it becomes the output tile
+  if (gridDim.z > 1 && !reduce_split_k<1, kNB>(acc, reinterpret_cast<float*>(smem))) return;
+  store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
+#else
+  (void)args;
+  __trap();  // launched only on sm_90 (launch_wonly_wgmma's caller checks)
+#endif
+}
+
+template <bool kBf16, int kBM>
+void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
+  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kBM>));
+  static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= bytes, "the ring holds the output tile");
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
+  const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
+  // Split K as the mma.sync kernel does: while the tiles fill at most half
+  // of the resident CTAs, keeping ≥ 8 k tiles per split.
+  const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args);
+}
+
+}  // namespace
+
+void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
+  // The caller (wonly_dispatch.cu) has checked: int4, sm_90, K ≤ 2^30, N ≤ 65535·128.
+  cudaStream_t stream = as_cuda_stream(args.stream);
+  const bool bf16 = args.dtype == DType::kBFloat16;
+  switch (block_m) {
+    case 64: bf16 ? launch_tile<true, 64>(args, stream) : launch_tile<false, 64>(args, stream); break;
+    case 128: bf16 ? launch_tile<true, 128>(args, stream) : launch_tile<false, 128>(args, stream); break;
+    default: bf16 ? launch_tile<true, 256>(args, stream) : launch_tile<false, 256>(args, stream); break;
+  }
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace qgemm::detail
