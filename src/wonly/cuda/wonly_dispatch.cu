@@ -33,12 +33,12 @@ constexpr WonlyConfig kConfigs[] = {
   {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches, reading the weight twice: on the H100 at M = 32, "
                                      "152 vs 228 µs on (28672, 8192), 48 vs ~65 on (11008, 4096); it loses "
                                      "on (4096, 11008), 71 vs ~59, where the tensor-core kernel splits K 8 ways"},
-  {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas"},
+  {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
+                                "M = 64: 167 µs on (28672, 8192) (mma.sync: 227), 37.5 on (4096, 4096) (41)"},
   {64, WonlyKernel::kMma,  64,  "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
                                 "4-stage ring (int4 / int8), 2 blocks/SM"},
-  {256, WonlyKernel::kWgmma, 128, "128 rows × 128 tokens, m64n128k16, 88 KB ring, 2 blocks/SM"},
-  {INT64_MAX, WonlyKernel::kWgmma, 256, "128 rows × 256 tokens, m64n256k16: each dequantized weight "
-                                        "register feeds 256 tokens; 152 KB ring, 1 block/SM"},
+  {INT64_MAX, WonlyKernel::kWgmma, 0, "tile by M and grid size (wgmma_tile, measurements there): 128 / 256 "
+                                      "tokens, 64 when that grid would be too small for the GPU"},
   {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
                                       "per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
 };
@@ -74,26 +74,55 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
 
 }  // namespace
 
-// Whether the wgmma kernel is built and `device` runs it (its sm_90a code
-// runs on compute capability 9.0 only). Read once per device.
-bool wonly_wgmma_available(int device) {
-#if QGEMM_HAS_WONLY_SM90
-  static std::atomic<int> cache[64];  // 0 unknown, 1 no, 2 yes
+namespace {
+
+// What the dispatch needs to know about a device, read once per device.
+struct DeviceTraits {
+  bool wgmma = false;  // the wgmma kernel is built and runs here (sm_90a code: compute capability 9.0)
+  int sms = 1;
+};
+
+DeviceTraits device_traits(int device) {
+  static std::atomic<int64_t> cache[64];  // (sms << 1 | wgmma) + 1; 0 = not read yet
   const bool cached = device >= 0 && device < 64;
-  int known = cached ? cache[device].load(std::memory_order_relaxed) : 0;
-  if (known == 0) {
-    int major = 0, minor = 0;
+  int64_t packed = cached ? cache[device].load(std::memory_order_relaxed) - 1 : -1;
+  if (packed < 0) {
+    int major = 0, minor = 0, sms = 0;
     QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    known = major == 9 && minor == 0 ? 2 : 1;
-    if (cached) cache[device].store(known, std::memory_order_relaxed);
-  }
-  return known == 2;
+    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+#if QGEMM_HAS_WONLY_SM90
+    const bool wgmma = major == 9 && minor == 0;
 #else
-  (void)device;
-  return false;
+    const bool wgmma = false;
 #endif
+    packed = int64_t{sms} << 1 | (wgmma ? 1 : 0);
+    if (cached) cache[device].store(packed + 1, std::memory_order_relaxed);
+  }
+  return DeviceTraits{(packed & 1) != 0, static_cast<int>(packed >> 1)};
 }
+
+// The wgmma token tile for M > 64: 128 up to 128 tokens, else 256 (little
+// padding, and the most tokens per dequantized weight), unless that grid has
+// fewer CTAs than a third of the SMs: then 64, whose 2–4× more CTAs beat the
+// bigger tile split along K. H100 (132 SMs), µs, bf16, g128:
+//   (N, K)          M     64-tile  128-tile  256-tile
+//   (28672, 8192)   128   329      216       297
+//   (28672, 8192)   256   575      397       308
+//   (4096, 4096)    128   47.5     55        67      (128-tile: 32 CTAs)
+//   (4096, 4096)    256   48.5     58        63      (256-tile: 32 CTAs)
+//   (4096, 4096)    512   87       59        49.5    (256-tile: 64 CTAs)
+//   (4096, 11008)   256   84       106       113
+//   (4096, 11008)   512   155      130       97
+int wgmma_tile(const WeightOnlyArgs& args, int sms) {
+  const int64_t row_tiles = (args.n + 127) / 128;
+  const int tile = args.m <= 128 ? 128 : 256;
+  return (args.m + tile - 1) / tile * row_tiles * 3 >= sms ? tile : 64;
+}
+
+}  // namespace
+
+bool wonly_wgmma_available(int device) { return device_traits(device).wgmma; }
 
 WonlyKernelOverride::WonlyKernelOverride(WonlyKernel kernel, int tile)
     : previous_kernel_(override_kernel), previous_tile_(override_tile) {
@@ -108,13 +137,15 @@ WonlyKernelOverride::~WonlyKernelOverride() {
 
 void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
-  const bool wgmma = args.int4 && wonly_wgmma_available(args.device.index);
+  const DeviceTraits device = device_traits(args.device.index);
+  const bool wgmma = args.int4 && device.wgmma;
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     config = row;
     break;
   }
+  if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sms);
   if (args.m > 32 && override_kernel != WonlyKernel::kGemv) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
       throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");

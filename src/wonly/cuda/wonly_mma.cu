@@ -33,8 +33,9 @@
 // ŵ = round_T(q·s_T + o_T); halves of a tile past K load zero weights,
 // scales and offsets, so their ŵ is exactly 0 (their activations are 0 too,
 // but an offset alone could be ±inf in fp16).
-// Blocks run token tiles fastest (blockIdx.x), so the blocks that share a
-// weight tile are co-scheduled and the weight comes from DRAM about once.
+// Blocks run token tiles fastest, in bands (TileCoord), so the blocks that
+// share a weight tile are co-scheduled and the weight comes from DRAM about
+// once per band, while the band's activations stay in L2.
 #include <cstddef>
 #include <cstdint>
 
@@ -105,7 +106,7 @@ __device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int ro
 // kMT m16 tiles per warp: warps are (8 / kMT) along rows × kMT along tokens,
 // each 16·kMT rows × kBM/kMT tokens.
 template <bool kBf16, bool kInt4, int kBM, int kMT>
-__global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnlyArgs args) {
+__global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnlyArgs args, int band) {
   constexpr int kWarpsRows = 8 / kMT;
   constexpr int kWarpTokens = kBM / kMT;
   constexpr int kNB = kWarpTokens / 8;  // n8 token blocks per warp
@@ -115,8 +116,8 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int warp_rows = (warp % kWarpsRows) * 16 * kMT, warp_tokens = (warp / kWarpsRows) * kWarpTokens;
-  const int64_t token_base = static_cast<int64_t>(blockIdx.x) * kBM;
-  const int64_t row_base = static_cast<int64_t>(blockIdx.y) * kBN;
+  const TileCoord tile(band);
+  const int64_t token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
   // Split K: CTA z of a gridDim.z-CTA cluster takes k tiles [kt_begin, kt_end).
   const SplitRange split(args.k);
   const int kt_begin = split.begin, kt_end = split.end;
@@ -178,7 +179,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   // SM), keeping ≥ 8 k tiles per split. E.g. H100, (N, K) = (4096, 4096),
   // M = 64: 32 tiles → 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
   const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
-  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args);
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k));
 }
 
 template <bool kBf16, bool kInt4>

@@ -61,13 +61,13 @@ inline int split_k_factor(const KernelInfo& info, int64_t ctas, int64_t k_units,
   return splits;
 }
 
-// Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(args),
+// Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(params...),
 // the `splits` CTAs along z forming one cluster.
-template <class Kernel>
+template <class Kernel, class... Params>
 void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int splits,
-                    const WeightOnlyArgs& args) {
+                    const Params&... params) {
   if (splits == 1) {
-    kernel<<<grid, threads, smem, stream>>>(args);
+    kernel<<<grid, threads, smem, stream>>>(params...);
     return;
   }
   cudaLaunchConfig_t config{};
@@ -82,7 +82,7 @@ void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_
   cluster.val.clusterDim.z = static_cast<unsigned>(splits);
   config.attrs = &cluster;
   config.numAttrs = 1;
-  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args));
+  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, params...));
 }
 
 }  // namespace qgemm::detail::wonly

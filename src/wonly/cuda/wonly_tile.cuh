@@ -12,6 +12,7 @@
 // that each kernel picks the shared-memory layout its MMA reads best.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -210,6 +211,33 @@ __device__ __forceinline__ bool reduce_split_k(float (&acc)[kMT][kNB][4], float*
   }
   cluster_sync();
   return rank == 0;
+}
+
+// Block tile order. The grid is (token tiles, row tiles, splits); CTAs are
+// launched in linear order (x fastest), and this maps the linear index so
+// that token tiles come in bands of `band`: a band sweeps every weight row
+// tile with its `band` token tiles in consecutive CTAs. So the CTAs that
+// share a weight tile run together (it comes from DRAM once per band) and a
+// band's activations stay in L2 while it sweeps the weight (`band_for`).
+// With band ≥ gridDim.x this is the plain order (blockIdx.x, blockIdx.y).
+struct TileCoord {
+  int64_t token_tile, row_tile;
+  __device__ explicit TileCoord(int band) {
+    const int64_t columns = gridDim.x, linear = blockIdx.x + columns * blockIdx.y;
+    const int64_t per_band = static_cast<int64_t>(band) * gridDim.y;
+    const int64_t first = linear / per_band * band, index = linear % per_band;
+    const int64_t width = min(static_cast<int64_t>(band), columns - first);
+    token_tile = first + index % width;
+    row_tile = index / width;
+  }
+};
+
+// Token tiles per band: as many as keep the band's activations (tokens × K,
+// 2 bytes each) within 16 MB, a third of an H100's L2 — the weight streams
+// through the rest. At least 1.
+inline int band_for(int block_m, int64_t k) {
+  const int64_t bytes_per_tile = static_cast<int64_t>(block_m) * k * 2;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(1 << 20, (int64_t{16} << 20) / bytes_per_tile)));
 }
 
 // The k-tile range [kt_begin, kt_end) of split blockIdx.z of gridDim.z.
