@@ -53,14 +53,16 @@ __device__ __forceinline__ void cp_async_wait() {
 //   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
 //   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
 //   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
-// StageT's layouts must keep act_offset(r + 32j, c) = act_offset(r, c) +
+// (act: none when StageT::kActivationsByTma). StageT's layouts must keep
+// act_offset(r + 32j, c) = act_offset(r, c) +
 // 32j·kActPitch and likewise for raw rows (true of both kernels' swizzles,
 // which read the low bits of r only).
 template <class StageT>
 struct LoadPlan {
   static constexpr int kBM = StageT::kTokens;
   static constexpr bool kInt4 = StageT::kInt4;
-  static constexpr int kActCopies = kBM * 8 / kTileThreads;
+  // 0 when the kernel loads the activations itself (a TMA copy per tile).
+  static constexpr int kActCopies = StageT::kActivationsByTma ? 0 : kBM * 8 / kTileThreads;
   static constexpr int kChunks = StageT::kRawBytes / 16;  // per row and tile
   static constexpr int kRawCopies = kTileRows * kChunks / kTileThreads;
   static constexpr int kElems = kInt4 ? 32 : 16;  // per chunk

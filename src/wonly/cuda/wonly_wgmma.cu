@@ -37,10 +37,13 @@
 // rewritten only after the wgmmas that read them have completed, and at the
 // next tile's barrier every wgmma before the current tile's last group is
 // done. Small grids split K across a cluster (wonly_split_k.cuh).
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cute/arch/mma_sm90_gmma.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -60,6 +63,7 @@ constexpr int kBN = kTileRows, kBK = kTileK, kStages = 5;
 template <int kBM>
 struct alignas(1024) Stage {
   static constexpr bool kInt4 = true;
+  static constexpr bool kActivationsByTma = true;
   static constexpr int kTokens = kBM;
   static constexpr int kRawBytes = kBK / 2;  // per row
   static constexpr int kActPitch = kBK * 2;  // bytes per token
@@ -85,6 +89,36 @@ static_assert(sizeof(Stage<64>) % 1024 == 0 && offsetof(Stage<64>, act) == 0, "a
 // swizzle to the computed addresses), i.e. descriptor + 2s.
 __device__ __forceinline__ uint64_t act_descriptor(uint32_t smem_addr) {
   return (uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 16) | ((smem_addr & 0x3ffff) >> 4);
+}
+
+// The activation tile's TMA copy and its mbarrier (one per ring slot): thread
+// 0 announces the tile's bytes and starts the copy; every thread waits for
+// the barrier's phase before the tile's wgmmas read it. The tensor map
+// (host: activation_map) has the 128-byte swizzle the descriptor reads, and
+// fills tokens past M and k past K with zeros.
+__device__ __forceinline__ void mbarrier_init(uint32_t bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
+}
+
+__device__ __forceinline__ void tma_load_act(uint32_t dst, const CUtensorMap& map, int k0, int token0, uint32_t bar,
+                                             uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k0), "r"(token0), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
 }
 
 // The byte t of each of four words, as one word (byte c = byte t of word c).
@@ -166,7 +200,8 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
 }
 
 template <bool kBf16, int kBM>
-__global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band) {
+__global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band,
+                                                                        const __grid_constant__ CUtensorMap act_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -182,11 +217,28 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const SplitRange split(args.k);
 
   const LoadPlan<Stage<kBM>> plan(args, token_base, row_base, smem_address(smem));
+  const uint32_t bars = smem_address(smem) + kStages * static_cast<uint32_t>(sizeof(Stage<kBM>));  // 8 B each
+  const bool producer = threadIdx.x == 0;
+  // Tile t's activations into slot `slot` (thread 0 only).
+  auto load_act = [&](int t, int slot) {
+    tma_load_act(smem_address(stages[slot].act), act_map, t * kBK, static_cast<int>(token_base), bars + 8 * slot,
+                 kBM * kBK * 2);
+  };
+  if (producer) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  __syncthreads();
 #pragma unroll
   for (int s = 0; s < kStages - 2; ++s) {
-    if (split.begin + s < split.end) plan.issue(args, split.begin + s, s);
+    if (split.begin + s < split.end) {
+      plan.issue(args, split.begin + s, s);
+      if (producer) load_act(split.begin + s, s);
+    }
     cp_async_commit();  // empty groups keep the count uniform
   }
+  uint32_t phases = 0;  // bit s: the parity slot s's barrier completes next
   int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
   const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
 
@@ -199,6 +251,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
     const Stage<kBM>& stage = stages[slot];
     const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(Stage<kBM>) >> 4);
+    mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations have landed
+    phases ^= 1u << slot;
     slot = slot + 1 == kStages ? 0 : slot + 1;
     // All of the tile's shared loads go first and the next tile's copies
     // only after the first wgmmas: queued behind the copies, the loads
@@ -216,7 +270,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
     cute::warpgroup_commit_batch();
-    if (kt + kStages - 2 < split.end) plan.issue(args, kt + kStages - 2, load_slot);
+    if (kt + kStages - 2 < split.end) {
+      plan.issue(args, kt + kStages - 2, load_slot);
+      if (producer) load_act(kt + kStages - 2, load_slot);
+    }
     cp_async_commit();
     load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
     cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
@@ -242,9 +299,43 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
 #endif
 }
 
+// The driver's cuTensorMapEncodeTiled, through the runtime (no libcuda link).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    QGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+      throw Error(ErrorKind::kBackend, "weight_only_mm: the CUDA driver has no cuTensorMapEncodeTiled");
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// a [M, K] (row stride lda) as boxes of kBK k × kBM tokens, 128-byte swizzle
+// (the layout act_descriptor reads), zeros outside. Host-only, no device
+// work: encoded per call.
+CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(args.k), static_cast<cuuint64_t>(args.m)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(args.lda) * 2};  // validated: multiple of 16
+  const cuuint32_t box[2] = {kBK, static_cast<cuuint32_t>(block_m)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result = tensor_map_encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(args.a), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for a (CUresult " +
+                                         std::to_string(static_cast<int>(result)) + ")");
+  }
+  return map;
+}
+
 template <bool kBf16, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kBM>));
+  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kBM>)) + 8 * kStages;  // ring + mbarriers
   static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= bytes, "the ring holds the output tile");
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
@@ -252,7 +343,8 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   // Split K as the mma.sync kernel does: while the tiles fill at most half
   // of the resident CTAs, keeping ≥ 8 k tiles per split.
   const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
-  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k));
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
+                 activation_map(args, kBM));
 }
 
 }  // namespace
