@@ -104,24 +104,23 @@ DeviceTraits device_traits(int device) {
 
 // The wgmma token tile for M > 64: 128 up to 128 tokens, else 256 (little
 // padding, and the most tokens per dequantized weight) — unless that grid has
-// fewer CTAs than a third of the SMs and K is short (< 8192): then 64, whose
-// 2–4× more CTAs beat the bigger tile split along K; a long K gives each
-// split of the bigger tile enough k tiles to win. H100 (132 SMs), µs, bf16,
-// g128, a43c9af (TMA activations):
+// fewer CTAs than a third of the SMs: then 64, whose 2–4× more CTAs beat the
+// bigger tile split along K. H100 (132 SMs), µs, bf16, g128, `qgemm bench
+// wonly --sweep` at 0d469dd (bench/results/wonly-h100-sweep.json):
 //   (N, K)          M     64-tile  128-tile  256-tile
-//   (28672, 8192)   128   319      190       245
-//   (28672, 8192)   256   535      357       248
-//   (4096, 4096)    128   47.4     50.3      59.3    (128-tile: 32 CTAs)
-//   (4096, 4096)    256   49.0     55.8      57.9    (256-tile: 32 CTAs)
-//   (4096, 4096)    1024  154      90.4      64.5    (256-tile: 128 CTAs)
-//   (4096, 11008)   128   86.7     77.0      92.0
-//   (4096, 11008)   256   104      104       94.2
-//   (11008, 4096)   256   121      94.1      65.6
+//   (28672, 8192)   128   300      188       252
+//   (28672, 8192)   256   533      352       244
+//   (4096, 4096)    128   43.2     48.5      57.3    (128-tile: 32 CTAs)
+//   (4096, 4096)    256   47.1     55.8      57.6    (256-tile: 32 CTAs)
+//   (4096, 4096)    1024  160      93.0      66.8    (256-tile: 128 CTAs)
+//   (4096, 11008)   128   65.9     76.9      92.1
+//   (4096, 11008)   256   76.5     102       93.4
+//   (11008, 4096)   128   84.9     58.7      66.1
+//   (11008, 4096)   256   122      95.1      66.4
 int wgmma_tile(const WeightOnlyArgs& args, int sms) {
   const int64_t row_tiles = (args.n + 127) / 128;
   const int tile = args.m <= 128 ? 128 : 256;
-  const bool grid_fills = (args.m + tile - 1) / tile * row_tiles * 3 >= sms;
-  return grid_fills || args.k >= 8192 ? tile : 64;
+  return (args.m + tile - 1) / tile * row_tiles * 3 >= sms ? tile : 64;
 }
 
 }  // namespace
