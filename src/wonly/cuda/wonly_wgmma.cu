@@ -8,14 +8,16 @@
 // Roles are swapped as in the other kernels (weight rows = the MMA's M side),
 // so no dequantized tile is ever stored.
 //
-// Ring slot (wonly_tile.cuh's LoadPlan fills it; kStages = 5):
-//   act [kBM][64] T    the layout wgmma's descriptor reads for a K-major B with
+// Ring slot (kStages = 5; one mbarrier per slot after the ring):
+//   act [kBM][64] T    one TMA copy per tile (thread 0; activation_map), in
+//                      the layout wgmma's descriptor reads for a K-major B with
 //                      128-byte swizzle: token r's 128 bytes are one row, its
 //                      16-byte chunk c at chunk position c ^ (r % 8); rows of 8
 //                      tokens form 1024-byte atoms (the slot is 1024-aligned)
-//   raw [128][32] B    row r's two chunks swapped when (r / 4) is odd, so that
-//                      the 8 rows a warp reads at once hit distinct banks
-//   par [128][4] fp32  as in wonly_mma.cu
+//   raw [128][32] B    cp.async through wonly_tile.cuh's LoadPlan; row r's two
+//                      chunks swapped when (r / 4) is odd, so that the 8 rows
+//                      a warp reads at once hit distinct banks
+//   par [128][4] fp32  as in wonly_mma.cu (LoadPlan)
 //
 // k order. wgmma reads B in its natural k order, so the A fragment must
 // follow it: lane (g = lane/4, t = lane%4) holds, for k16 step s, the
@@ -28,11 +30,13 @@
 // (wonly_device.cuh, ŵ = round_T(q·s_T + o_T), bit-identical to the CPU twin).
 // The first word holds k 0…31 (group of k0), the second k 32…63 (k0 + 32).
 //
-// Pipeline per k tile kt: wait for its copies, one __syncthreads, issue the
-// copies of tile kt + 3 into the slot of tile kt − 2 (whose wgmmas have
-// completed: see below), then in two halves of two k16 steps: dequantize the
+// Pipeline per k tile kt: wait for its copies, one __syncthreads, wait for
+// its activations' mbarrier, load the tile's weight chunks and params from
+// shared memory, then in two halves of two k16 steps: dequantize the
 // half into its own 8 registers, fence, two wgmmas, commit, and wait until at
-// most one group (the one just issued) is pending. So the dequantization of
+// most one group (the one just issued) is pending; after the first half's
+// wgmmas, issue the copies (and TMA) of tile kt + 3 into the slot of tile
+// kt − 2, whose wgmmas completed before the barrier. So the dequantization of
 // a half overlaps the wgmmas of the previous one, a half's registers are
 // rewritten only after the wgmmas that read them have completed, and at the
 // next tile's barrier every wgmma before the current tile's last group is
