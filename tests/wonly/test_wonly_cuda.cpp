@@ -226,13 +226,25 @@ std::vector<WonlyCase> small_cases() {
       }
     }
   }
+  // M = 17…32 on a small grid with long K: the table's one wgmma launch for
+  // int4 on sm_90 (two decode launches elsewhere, and for int8).
+  for (int64_t m : {17, 25, 32}) {
+    for (bool int4 : {true, false}) {
+      WonlyCase c;
+      c.m = m, c.n = 200, c.k = 8256, c.int4 = int4, c.group_size = int4 ? 64 : 0;
+      c.offsets = m != 25, c.bias = m != 17, c.prepacked = m == 32;
+      c.dtype = m == 25 ? DType::kFloat16 : DType::kBFloat16;
+      cases.push_back(c);
+    }
+  }
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
 
-// Every wgmma tile (64, 128, 256 tokens) forced on ragged shapes: partial
+// Every wgmma tile (64, 128, 256 tokens) forced on ragged shapes (M from 17,
+// where the dispatch table can pick it on small grids with long K): partial
 // token tiles, N not a multiple of 128 (nor of the 64 rows of a warpgroup),
 // K with a partial k tile, split K (200 × 4128: few tiles), every group
 // size, offsets and bias both ways, both dtypes, plain and prepacked.
@@ -244,7 +256,7 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   for (int tile : {64, 128, 256}) {
     detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
     for (const auto& s : shapes) {
-      for (int64_t m : {33, 100, 257}) {
+      for (int64_t m : {17, 33, 100, 257}) {
         WonlyCase c;
         c.m = m, c.n = s[0], c.k = s[1], c.int4 = true;
         c.group_size = kGroups[index % 4];
@@ -414,16 +426,17 @@ TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
 }
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
-// launches), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
+// launches), the wgmma kernel for M ≤ 32 on a small grid with long K (M = 20,
+// on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
 // splits on an H100) and without it — enqueues on the caller's stream,
 // allocates nothing and never synchronizes, so it can be captured into a
 // CUDA graph; the replay writes the same bits as a direct call (every path
 // is deterministic: fixed reduction orders, no atomics).
 TEST(WeightOnlyCudaGraph, CaptureAndReplayMatchDirectCall) {
   QGEMM_SKIP_WITHOUT_GPU();
-  for (int64_t m : {1, 24, 64, 200, 300}) {
+  for (int64_t m : {1, 20, 24, 64, 200, 300}) {
     WonlyCase c;
-    c.m = m, c.n = m >= 200 ? 1000 : 256, c.k = 4096, c.int4 = m != 24, c.group_size = 128;
+    c.m = m, c.n = m >= 200 ? 1000 : 256, c.k = m == 20 ? 8192 : 4096, c.int4 = m != 24, c.group_size = 128;
     auto rng = make_rng(static_cast<uint64_t>(m));
     const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
     const DeviceWeights dev(w, m == 64);

@@ -24,7 +24,7 @@ enum class WonlyKernel {
 bool wonly_wgmma_available(int device);
 
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
-// calls on that thread with M > 32 run `kernel` (kMma or kWgmma) with `tile`
+// calls on that thread with M > 16 run `kernel` (kMma or kWgmma) with `tile`
 // tokens per block tile instead of the dispatch table's choice. kWgmma where
 // it cannot run (int8, not sm_90, not built) is an error.
 class WonlyKernelOverride {

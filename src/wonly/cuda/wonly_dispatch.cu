@@ -17,30 +17,45 @@
 namespace qgemm::detail {
 namespace {
 
+// Where a row applies besides M (kWgmma rows: int4 weights on sm_90 only).
+enum class Shapes {
+  kAll,
+  kSmallGridLongK,  // N / 128 row tiles fill less than a third of the SMs, and K ≥ 8192
+};
+
 struct WonlyConfig {
   int64_t max_m;       // rows with M ≤ max_m (first match wins)
-  WonlyKernel kernel;  // kWgmma rows apply to int4 weights on sm_90 only
+  WonlyKernel kernel;
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
+  Shapes shapes;
   const char* why;
 };
 
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
-  {8,  WonlyKernel::kGemv, 1,   "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
-                                "multiply (int4: 32-row blocks, int8: 16-row blocks at 3 blocks/SM)"},
-  {16, WonlyKernel::kGemv, 2,   "two n8 token blocks share every dequantized weight register; int4 64-row "
-                                "blocks so fewer blocks re-read the activations from L2"},
-  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches, reading the weight twice: on the H100 at M = 32, "
-                                     "152 vs 228 µs on (28672, 8192), 48 vs ~65 on (11008, 4096); it loses "
-                                     "on (4096, 11008), 71 vs ~59, where the tensor-core kernel splits K 8 ways"},
-  {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
-                                "M = 64: 167 µs on (28672, 8192) (mma.sync: 227), 37.5 on (4096, 4096) (41)"},
-  {64, WonlyKernel::kMma,  64,  "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
-                                "4-stage ring (int4 / int8), 2 blocks/SM"},
-  {INT64_MAX, WonlyKernel::kWgmma, 0, "tile by M and grid size (wgmma_tile, measurements there): 128 / 256 "
-                                      "tokens, 64 when that grid would be too small for the GPU"},
-  {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
-                                      "per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
+  {8,  WonlyKernel::kGemv, 1, Shapes::kAll, "decode: one n8 token block; weight streamed once, HFMA2 dequant, "
+                                            "tensor cores multiply (int4: 32-row blocks, int8: 16-row blocks at "
+                                            "3 blocks/SM)"},
+  {16, WonlyKernel::kGemv, 2, Shapes::kAll, "two n8 token blocks share every dequantized weight register; int4 "
+                                            "64-row blocks so fewer blocks re-read the activations from L2"},
+  {32, WonlyKernel::kWgmma, 64, Shapes::kSmallGridLongK,
+                                "one wgmma launch (padded to 64 tokens) where the two decode launches split K "
+                                "badly: H100, (4096, 11008): 44.6 µs at M = 64 against 69.3 for the decode "
+                                "kernel at M = 32"},
+  {32, WonlyKernel::kGemvChunks, 2, Shapes::kAll,
+                                "two M ≤ 16 launches, reading the weight twice: at M = 32 on the H100 155 µs on "
+                                "(28672, 8192), 28.6 on (4096, 4096), 48.4 on (11008, 4096) against 158, 34.4, 49.1 "
+                                "for the wgmma kernel at M = 64 (the same work as at 32)"},
+  {64, WonlyKernel::kWgmma, 64, Shapes::kAll, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the "
+                                              "H100 at M = 64: 158 µs on (28672, 8192) (mma.sync: 227), 34.4 on "
+                                              "(4096, 4096) (39.5)"},
+  {64, WonlyKernel::kMma,  64, Shapes::kAll, "128 rows × 64 tokens: little padding waste for 17..64 tokens; "
+                                             "60 / 76 KB 4-stage ring (int4 / int8), 2 blocks/SM"},
+  {INT64_MAX, WonlyKernel::kWgmma, 0, Shapes::kAll, "tile by M and grid size (wgmma_tile, measurements there): "
+                                                    "128 / 256 tokens, 64 when that grid would be too small for "
+                                                    "the GPU"},
+  {INT64_MAX, WonlyKernel::kMma, 128, Shapes::kAll, "128 rows × 128 tokens: each dequantized weight register feeds "
+                                                    "64 tokens per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
 };
 // clang-format on
 
@@ -142,14 +157,16 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const DeviceTraits device = device_traits(args.device.index);
   const bool wgmma = args.int4 && device.wgmma;
+  const bool small_grid_long_k = (args.n + 127) / 128 * 3 < device.sms && args.k >= 8192;
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
+    if (row.shapes == Shapes::kSmallGridLongK && !small_grid_long_k) continue;
     config = row;
     break;
   }
   if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sms);
-  if (args.m > 32 && override_kernel != WonlyKernel::kGemv) {
+  if (args.m > 16 && override_kernel != WonlyKernel::kGemv) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
       throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");
     }
