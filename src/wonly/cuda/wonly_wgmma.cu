@@ -223,10 +223,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const LoadPlan<Stage<kBM>> plan(args, token_base, row_base, smem_address(smem));
   const uint32_t bars = smem_address(smem) + kStages * static_cast<uint32_t>(sizeof(Stage<kBM>));  // 8 B each
   const bool producer = threadIdx.x == 0;
-  // Tile t's activations into slot `slot` (thread 0 only).
-  auto load_act = [&](int t, int slot) {
-    tma_load_act(smem_address(stages[slot].act), act_map, t * kBK, static_cast<int>(token_base), bars + 8 * slot,
-                 kBM * kBK * 2);
+  // The activations of k tile `k_tile` into ring slot `into` (thread 0 only).
+  auto load_act = [&](int k_tile, int into) {
+    tma_load_act(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base),
+                 bars + 8 * into, kBM * kBK * 2);
   };
   if (producer) {
 #pragma unroll
@@ -331,7 +331,7 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
-    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for a (CUresult " +
+    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for the activations (CUresult " +
                                          std::to_string(static_cast<int>(result)) + ")");
   }
   return map;
@@ -355,6 +355,10 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
 
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
   // The caller (wonly_dispatch.cu) has checked: int4, sm_90, K ≤ 2^30, N ≤ 65535·128.
+  if (args.m > INT32_MAX) {  // TMA coordinates are 32-bit
+    throw Error(ErrorKind::kValue, "weight_only_mm: M=" + std::to_string(args.m) +
+                                       " exceeds the wgmma kernel's 32-bit token coordinate");
+  }
   cudaStream_t stream = as_cuda_stream(args.stream);
   const bool bf16 = args.dtype == DType::kBFloat16;
   switch (block_m) {
