@@ -1,6 +1,7 @@
-// Larger-M weight-only kernel (M > 32): a pipelined tensor-core GEMM
-// (mma.sync m16n8k16, sm_80+) that dequantizes the weight straight from the
-// shared-memory copy of its raw bytes into MMA A-fragment registers.
+// Larger-M weight-only kernel (M > 32; int4 on sm_90 runs wonly_wgmma.cu
+// instead): a pipelined tensor-core GEMM (mma.sync m16n8k16, sm_80+) that
+// dequantizes the weight straight from the shared-memory copy of its raw
+// bytes into MMA A-fragment registers.
 //
 // Roles are swapped as in the decode kernel (wonly_gemv.cu): weight rows are
 // the MMA's M side (A, dequantized in registers) and tokens its N side (B,
@@ -9,7 +10,8 @@
 // Block tile: kBN = 128 weight rows × kBM tokens × kBK = 64 k; 8 warps as
 // (8 / kMT) along rows × kMT along tokens, a warp owning 16·kMT rows × kBM/kMT
 // tokens (`launch` picks kMT per tile). A kStages-deep cp.async ring holds,
-// per k tile (one commit group each; LoadPlan fixes each thread's copies):
+// per k tile (one commit group each; LoadPlan, wonly_tile.cuh, fixes each
+// thread's copies):
 //   act  [kBM][72] T          16 B copies; tokens past M, k past K zero-filled
 //   raw  [128][32 | 64] B     the weight's 16-byte chunks (int4 | int8), as stored
 //   par  [128][4] fp32        scale and offset of the groups of k0 and k0 + 32
