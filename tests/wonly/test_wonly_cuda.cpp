@@ -274,9 +274,10 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   }
 }
 
-// Asking for the wgmma kernel where it cannot run is an error, not a wrong
-// result: int8 weights.
-TEST(WeightOnlyCudaWgmma, OverrideRefusesInt8) {
+// Asking for a kernel where it cannot run, or a tile it does not have, is an
+// error, not a wrong result: the wgmma kernel with int8 weights, tiles that
+// neither tensor-core kernel has.
+TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
   QGEMM_SKIP_WITHOUT_GPU();
   WonlyCase c;
   c.m = 40, c.n = 64, c.k = 64, c.int4 = false, c.group_size = 0;
@@ -290,6 +291,23 @@ TEST(WeightOnlyCudaWgmma, OverrideRefusesInt8) {
     weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
                    w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
   }, ErrorKind::kValue, {"wgmma", "int4"});
+
+  WonlyCase c4 = c;
+  c4.int4 = true, c4.group_size = 32;
+  const WonlyWeights w4(c4.n, c4.k, true, c4.group(), c4.offsets, c4.ldw_pad, rng);
+  const DeviceWeights dev4(w4, false);
+  auto run4 = [&] {
+    weight_only_mm(x.out_view(out.get(), c4.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev4.w_view,
+                   w4.scales_view(dev4.scales->get(), 0, c4.n, kGpu), std::nullopt, w4.group);
+  };
+  {
+    detail::WonlyKernelOverride bad(detail::WonlyKernel::kMma, 256);
+    expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 256"});
+  }
+  if (detail::wonly_wgmma_available(0)) {
+    detail::WonlyKernelOverride bad(detail::WonlyKernel::kWgmma, 96);
+    expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 96"});
+  }
 }
 
 // ŵ itself, bit for bit: with one-hot activations (token i is 1 at k = k_i,

@@ -26,7 +26,9 @@ bool wonly_wgmma_available(int device);
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
 // calls on that thread with M > 16 run `kernel` (kMma or kWgmma) with `tile`
 // tokens per block tile instead of the dispatch table's choice. kWgmma where
-// it cannot run (int8, not sm_90, not built) is an error.
+// it cannot run (int8, not sm_90, not built) is an error, and so is a tile
+// the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256) or another
+// kernel.
 class WonlyKernelOverride {
  public:
   WonlyKernelOverride(WonlyKernel kernel, int tile);

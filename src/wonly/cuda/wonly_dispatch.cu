@@ -170,6 +170,14 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
       throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");
     }
+    const bool mma_tile = override_tile == 64 || override_tile == 128;
+    const bool supported = override_kernel == WonlyKernel::kMma     ? mma_tile
+                           : override_kernel == WonlyKernel::kWgmma ? mma_tile || override_tile == 256
+                                                                    : false;
+    if (!supported) {
+      throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens or kWgmma with "
+                                     "64, 128 or 256, got tile " + std::to_string(override_tile));
+    }
     config.kernel = override_kernel;
     config.tile = override_tile;
   }

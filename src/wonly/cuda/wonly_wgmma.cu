@@ -1,4 +1,5 @@
-// Hopper weight-only kernel for int4 weights and M > 32 (sm_90a only): the
+// Hopper weight-only kernel for int4 weights, M > 32 and M = 17–32 on small
+// grids with long K (sm_90a only; the table in wonly_dispatch.cu): the
 // tensor-core kernel of wonly_mma.cu with the warpgroup MMA (wgmma) in place
 // of mma.sync. Each of the two warpgroups owns 64 weight rows and issues
 // m64 × kBM × k16 wgmmas whose A operand (the weight, dequantized) comes from
@@ -210,7 +211,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   extern __shared__ __align__(1024) unsigned char smem[];
   auto* stages = reinterpret_cast<Stage<kBM>*>(smem);
-  if ((smem_address(smem) & 1023) != 0) __trap();  // the descriptor's swizzle atoms need it
+  // The descriptor's swizzle atoms need 1024-byte alignment, which dynamic
+  // shared memory has while the kernel declares no static __shared__ (keep
+  // it so); checked, not assumed.
+  if ((smem_address(smem) & 1023) != 0) __trap();
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -339,8 +343,9 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
 
 template <bool kBf16, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kBM>)) + 8 * kStages;  // ring + mbarriers
-  static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= bytes, "the ring holds the output tile");
+  constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kBM>));
+  constexpr int bytes = ring + 8 * kStages;  // ring + mbarriers
+  static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not the mbarriers) holds the output tile");
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
