@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 
 namespace qgemm::detail {
 
@@ -40,10 +41,10 @@ KernelInfo kernel_info(int device, int threads, int dynamic_smem = 0) {
     }
     cudaFuncAttributes attributes{};
     QGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kKernel));
-    int per_sm = 0, sms = 0;
+    int per_sm = 0;
     QGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, threads,
                                                                    static_cast<size_t>(dynamic_smem)));
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = cuda_device_info(device).sm_count;
     const int64_t arch = std::min(attributes.ptxVersion, attributes.binaryVersion);
     packed = arch << 40 | std::max<int64_t>(int64_t{per_sm} * sms, 1);
     if (cached) cache[device].store(packed + 1, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "fused/cuda/fused_configs.h"
 #include "fused/cuda/fused_cuda.h"
 
@@ -47,8 +48,7 @@ void fused_cuda(const FusedArgs& args) {
   }
   CudaDeviceGuard guard(args.device);
   const int vec = vector_width(args.x_dtype);
-  int sm_count = 0;
-  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, args.device.index));
+  const int sm_count = cuda_device_info(args.device.index).sm_count;
   const FusedLaunch launch = select_fused_launch(args.tokens, args.hidden, vec, can_vectorize(args, vec), sm_count,
                                                  args.op == FusedOp::kLayerNorm && args.x_dtype == DType::kInt32);
   if (args.op == FusedOp::kRmsNorm || args.op == FusedOp::kLayerNorm) {

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/kernels.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
@@ -39,20 +40,8 @@ bool cutlass_can_take(const ScaledMmArgs& args) {
          aligned16(args.out);
 }
 
-struct DeviceInfo {
-  int major = 0, minor = 0, sm_count = 0;
-};
-
-DeviceInfo device_info(int device) {
-  DeviceInfo info;
-  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
-  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
-  QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device));
-  return info;
-}
-
 // Runs `kernel` if it is built, fits the device and takes the arguments.
-bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& info) {
+bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   const bool bf16 = args.out_dtype == DType::kBFloat16;
   switch (kernel) {
@@ -95,7 +84,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const DeviceInfo& i
 }
 
 template <size_t N>
-GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const DeviceInfo& info) {
+GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   for (const GemmRule& rule : rules) {
     if (args.m > rule.max_m || args.n < rule.min_n) continue;
     if (rule.only_ragged_wide_waves && !ragged_last_wave(args.m, args.n, info.sm_count)) continue;
@@ -105,7 +94,7 @@ GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Devi
 }
 
 // The table's choice for this problem on this device.
-GemmKernel choose(const ScaledMmArgs& args, const DeviceInfo& info) {
+GemmKernel choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   if (info.major == 9) {
     if (int8) return pick(kSm90Int8Rules, args, info);
@@ -132,7 +121,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
 }
 
 GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) {
-  const DeviceInfo info = device_info(args.device.index);
+  const CudaDeviceInfo info = cuda_device_info(args.device.index);
   const GemmKernel chosen = choose(args, info);
   if (chosen == GemmKernel::kSkinny && !(args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 &&
                                          aligned16(args.a) && aligned16(args.b))) {
@@ -147,13 +136,13 @@ GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) {
 bool scaled_mm_cuda_with(const ScaledMmArgs& args, GemmKernel kernel) {
   if (args.m == 0 || args.n == 0) return true;
   CudaDeviceGuard guard(args.device);
-  return try_kernel(kernel, args, device_info(args.device.index));
+  return try_kernel(kernel, args, cuda_device_info(args.device.index));
 }
 
 void scaled_mm_cuda(const ScaledMmArgs& args) {
   if (args.m == 0 || args.n == 0) return;
   CudaDeviceGuard guard(args.device);
-  const DeviceInfo info = device_info(args.device.index);
+  const CudaDeviceInfo info = cuda_device_info(args.device.index);
   if (try_kernel(choose(args, info), args, info)) return;
   scaled_mm_fallback_cuda(args);
 }

@@ -7,11 +7,11 @@
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "wonly/cuda/wonly_cuda.h"
 
 namespace qgemm::detail {
@@ -62,13 +62,17 @@ constexpr WonlyConfig kConfigs[] = {
 thread_local WonlyKernel override_kernel = WonlyKernel::kGemv;  // kGemv: no override
 thread_local int override_tile = 0;
 
+constexpr int64_t kRowsPerTile = 128;  // weight rows per tensor-core block tile (wonly_tile.cuh: kTileRows)
+
+int64_t row_tiles(const WeightOnlyArgs& args) { return (args.n + kRowsPerTile - 1) / kRowsPerTile; }
+
 // The tensor-core kernels index k in 32 bits and tile N on grid y.
 void check_tensor_core_limits(const WeightOnlyArgs& args) {
   if (args.k > (int64_t{1} << 30)) {
     throw Error(ErrorKind::kValue, "weight_only_mm: K=" + std::to_string(args.k) +
                                        " exceeds the tensor-core kernel's 32-bit k index (2^30)");
   }
-  if (args.n > 65535LL * 128) {
+  if (args.n > 65535 * kRowsPerTile) {
     throw Error(ErrorKind::kValue, "weight_only_mm: N=" + std::to_string(args.n) +
                                        " exceeds the grid of the tensor-core kernel");
   }
@@ -87,36 +91,6 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
   }
 }
 
-}  // namespace
-
-namespace {
-
-// What the dispatch needs to know about a device, read once per device.
-struct DeviceTraits {
-  bool wgmma = false;  // the wgmma kernel is built and runs here (sm_90a code: compute capability 9.0)
-  int sms = 1;
-};
-
-DeviceTraits device_traits(int device) {
-  static std::atomic<int64_t> cache[64];  // (sms << 1 | wgmma) + 1; 0 = not read yet
-  const bool cached = device >= 0 && device < 64;
-  int64_t packed = cached ? cache[device].load(std::memory_order_relaxed) - 1 : -1;
-  if (packed < 0) {
-    int major = 0, minor = 0, sms = 0;
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    QGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-#if QGEMM_HAS_WONLY_SM90
-    const bool wgmma = major == 9 && minor == 0;
-#else
-    const bool wgmma = false;
-#endif
-    packed = int64_t{sms} << 1 | (wgmma ? 1 : 0);
-    if (cached) cache[device].store(packed + 1, std::memory_order_relaxed);
-  }
-  return DeviceTraits{(packed & 1) != 0, static_cast<int>(packed >> 1)};
-}
-
 // The wgmma token tile for M > 64: 128 up to 128 tokens, else 256 (little
 // padding, and the most tokens per dequantized weight) — unless that grid has
 // fewer CTAs than a third of the SMs: then 64, whose 2–4× more CTAs beat the
@@ -133,14 +107,24 @@ DeviceTraits device_traits(int device) {
 //   (11008, 4096)   128   84.9     58.7      66.1
 //   (11008, 4096)   256   122      95.1      66.4
 int wgmma_tile(const WeightOnlyArgs& args, int sms) {
-  const int64_t row_tiles = (args.n + 127) / 128;
   const int tile = args.m <= 128 ? 128 : 256;
-  return (args.m + tile - 1) / tile * row_tiles * 3 >= sms ? tile : 64;
+  return (args.m + tile - 1) / tile * row_tiles(args) * 3 >= sms ? tile : 64;
+}
+
+// Whether the wgmma kernel is built and runs on a GPU of this compute
+// capability (its sm_90a code runs on 9.0 only).
+bool wgmma_runs_on(const CudaDeviceInfo& device) {
+#if QGEMM_HAS_WONLY_SM90
+  return device.major == 9 && device.minor == 0;
+#else
+  (void)device;
+  return false;
+#endif
 }
 
 }  // namespace
 
-bool wonly_wgmma_available(int device) { return device_traits(device).wgmma; }
+bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
 
 WonlyKernelOverride::WonlyKernelOverride(WonlyKernel kernel, int tile)
     : previous_kernel_(override_kernel), previous_tile_(override_tile) {
@@ -155,9 +139,9 @@ WonlyKernelOverride::~WonlyKernelOverride() {
 
 void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
-  const DeviceTraits device = device_traits(args.device.index);
-  const bool wgmma = args.int4 && device.wgmma;
-  const bool small_grid_long_k = (args.n + 127) / 128 * 3 < device.sms && args.k >= 8192;
+  const CudaDeviceInfo device = cuda_device_info(args.device.index);
+  const bool wgmma = args.int4 && wgmma_runs_on(device);
+  const bool small_grid_long_k = row_tiles(args) * 3 < device.sm_count && args.k >= 8192;
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
@@ -165,7 +149,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     config = row;
     break;
   }
-  if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sms);
+  if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sm_count);
   if (args.m > 16 && override_kernel != WonlyKernel::kGemv) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
       throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");
