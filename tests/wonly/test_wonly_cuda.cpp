@@ -443,6 +443,26 @@ TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
   for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
 }
 
+// The wgmma kernel's TMA token coordinate is 32-bit: M above 2^31 − 1 is
+// refused before anything is launched (views over small buffers: nothing
+// reads them).
+TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  if (!detail::wonly_wgmma_available(0)) GTEST_SKIP() << "the wgmma kernel runs on sm_90 only";
+  const int64_t m = (int64_t{1} << 31) + 64, n = 32, k = 128;
+  CudaBuffer a(4096), w(4096), s(4096), out(4096);
+  out.poison();
+  const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
+  const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, kGpu);
+  const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
+  const TensorView s_v(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
+               {"M=2147483712", "32-bit token coordinate"});
+  std::vector<uint16_t> after;
+  out.download(after);
+  for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
+}
+
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
 // launches), the wgmma kernel for M ≤ 32 on a small grid with long K (M = 20,
 // on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
