@@ -53,6 +53,7 @@ __device__ __forceinline__ void cp_async_wait() {
 //   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
 //   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
 //   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
+//        (none when !StageT::kParamsInRing: the kernel loads them itself)
 // (act: none when StageT::kActivationsByTma). StageT's layouts must keep
 // act_offset(r + 32j, c) = act_offset(r, c) +
 // 32j·kActPitch and likewise for raw rows (true of both kernels' swizzles,
@@ -69,7 +70,7 @@ struct LoadPlan {
   static constexpr uint32_t kActStep = 32 * StageT::kActPitch;                          // 32 tokens
   static constexpr uint32_t kRawStep = (kTileThreads / kChunks) * StageT::kRawBytes;    // rows
   static constexpr uint32_t kActOffset = offsetof(StageT, act), kRawOffset = offsetof(StageT, raw);
-  static constexpr uint32_t kParOffset = offsetof(StageT, par);
+  static constexpr bool kParams = StageT::kParamsInRing;
 
   const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
   int64_t act_step;     // 32 tokens
@@ -96,13 +97,15 @@ struct LoadPlan {
       const int64_t row = min(row_base + i / kChunks + (kTileThreads / kChunks) * j, args.n - 1);  // past N: never stored
       raw[j] = args.w + args.w_addr.chunk_offset(row, 0);
     }
-    const int64_t row = min(row_base + i % kTileRows, args.n - 1);
-    par = i < kTileRows ? args.scales + row * args.ld_scales
-                        : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
-    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
     act_dst = smem + kActOffset + StageT::act_offset(i / 8, i % 8);
     raw_dst = smem + kRawOffset + StageT::raw_offset(i / kChunks, chunk);
-    par_dst = smem + kParOffset + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
+    if constexpr (kParams) {
+      const int64_t row = min(row_base + i % kTileRows, args.n - 1);
+      par = i < kTileRows ? args.scales + row * args.ld_scales
+                          : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
+      group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+      par_dst = smem + offsetof(StageT, par) + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
+    }
   }
 
   // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
@@ -124,11 +127,13 @@ struct LoadPlan {
     for (int j = 0; j < kRawCopies; ++j) {
       cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
     }
-    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
-    const bool fill = par != nullptr;
-    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
-    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
-               fill && second_inside);
+    if constexpr (kParams) {
+      const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
+      const bool fill = par != nullptr;
+      cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
+      cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
+                 fill && second_inside);
+    }
   }
 };
 

@@ -18,7 +18,9 @@
 //   raw [128][32] B    cp.async through wonly_tile.cuh's LoadPlan; row r's two
 //                      chunks swapped when (r / 4) is odd, so that the 8 rows
 //                      a warp reads at once hit distinct banks
-//   par [128][4] fp32  as in wonly_mma.cu (LoadPlan)
+// and, after the ring, the params' four buffers (wonly_param_blocks.cuh: a
+// block of two groups per row, copied with the block's first k tile, read
+// into registers when the block changes) and the ring's mbarriers.
 //
 // k order. wgmma reads B in its natural k order, so the A fragment must
 // follow it: lane (g = lane/4, t = lane%4) holds, for k16 step s, the
@@ -55,6 +57,7 @@
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_param_blocks.cuh"
 #include "wonly/cuda/wonly_tile.cuh"
 
 namespace qgemm::detail {
@@ -69,6 +72,7 @@ template <int kBM>
 struct alignas(1024) Stage {
   static constexpr bool kInt4 = true;
   static constexpr bool kActivationsByTma = true;
+  static constexpr bool kParamsInRing = false;  // ParamBlocks
   static constexpr int kTokens = kBM;
   static constexpr int kRawBytes = kBK / 2;  // per row
   static constexpr int kActPitch = kBK * 2;  // bytes per token
@@ -81,7 +85,6 @@ struct alignas(1024) Stage {
 
   uint16_t act[kBM][kBK];
   uint8_t raw[kBN][kRawBytes];
-  float par[kBN][4];  // scale(k0), scale(k0+32), offset(k0), offset(k0+32)
 };
 static_assert(sizeof(Stage<64>) % 1024 == 0 && offsetof(Stage<64>, act) == 0, "act atoms stay 1024-aligned");
 
@@ -145,20 +148,21 @@ __device__ __forceinline__ void load_half(const Stage<kBM>& stage, int row, uint
   }
 }
 
-template <int kBM>
-__device__ __forceinline__ void load_params(const Stage<kBM>& stage, int row, float4 (&par)[2]) {
+// Rows `row` and `row` + 8 of a param block (scale(q), scale(q+1), offset(q), offset(q+1)).
+__device__ __forceinline__ void load_params(const ParamBuffer& block, int row, float4 (&par)[2]) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) par[h] = *reinterpret_cast<const float4*>(stage.par[row + 8 * h]);
+  for (int h = 0; h < 2; ++h) par[h] = *reinterpret_cast<const float4*>(block.rows[row + 8 * h]);
 }
 
 // The A registers of one half tile: a[j][0 | 1] rows g | g+8 at k 16s + 2t,
 // a[j][2 | 3] at 16s + 8 + 2t, s = 2·half + j.
+// `second`: the half's group is the block's second (ParamBlocks::second_of_block).
 template <bool kBf16, int kHalf>
-__device__ __forceinline__ void dequant_half(const uint4 (&chunks)[2], const float4 (&par)[2], uint32_t sel,
-                                             uint32_t a[2][4]) {
+__device__ __forceinline__ void dequant_half(const uint4 (&chunks)[2], const float4 (&par)[2], bool second,
+                                             uint32_t sel, uint32_t a[2][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float scale = kHalf == 0 ? par[h].x : par[h].y, offset = kHalf == 0 ? par[h].z : par[h].w;
+    const float scale = second ? par[h].y : par[h].x, offset = second ? par[h].w : par[h].z;
     uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
     dequant_int4_word<kBf16>(gather_bytes(chunks[h], sel), param2<kBf16>(scale), param2<kBf16>(offset), pairs);
 #pragma unroll
@@ -225,7 +229,9 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const SplitRange split(args.k);
 
   const LoadPlan<Stage<kBM>> plan(args, token_base, row_base, smem_address(smem));
-  const uint32_t bars = smem_address(smem) + kStages * static_cast<uint32_t>(sizeof(Stage<kBM>));  // 8 B each
+  constexpr uint32_t kRingBytes = kStages * sizeof(Stage<kBM>);
+  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
+  const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
   // The activations of k tile `k_tile` into ring slot `into` (thread 0 only).
   auto load_act = [&](int k_tile, int into) {
@@ -237,13 +243,16 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
+  // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).
+  auto issue = [&](int k_tile, int into) {
+    plan.issue(args, k_tile, into);
+    if (params.starts_block(k_tile, split.begin)) params.issue(k_tile);
+    if (producer) load_act(k_tile, into);
+  };
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < kStages - 2; ++s) {
-    if (split.begin + s < split.end) {
-      plan.issue(args, split.begin + s, s);
-      if (producer) load_act(split.begin + s, s);
-    }
+    if (split.begin + s < split.end) issue(split.begin + s, s);
     cp_async_commit();  // empty groups keep the count uniform
   }
   uint32_t phases = 0;  // bit s: the parity slot s's barrier completes next
@@ -254,6 +263,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
 #pragma unroll
   for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
   uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
+  float4 par[2];                // rows g, g+8 of the current param block
   for (int kt = split.begin; kt < split.end; ++kt) {
     cp_async_wait<kStages - 3>();  // this thread's copies of tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
@@ -267,27 +277,26 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     // stalled the warps (ncu: 18 % of the stall samples on the first use of
     // a weight chunk).
     uint4 chunks0[2], chunks1[2];
-    float4 par[2];
     load_half<kBM, 0>(stage, warp_rows + g, chunks0);
-    load_params<kBM>(stage, warp_rows + g, par);
+    if (params.starts_block(kt, split.begin)) {
+      load_params(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
+                  warp_rows + g, par);
+    }
     load_half<kBM, 1>(stage, warp_rows + g, chunks1);
 
-    dequant_half<kBf16, 0>(chunks0, par, sel, a0);
+    dequant_half<kBf16, 0>(chunks0, par, params.second_of_block(kt, 0, args.k), sel, a0);
     fence_accumulators<kBM>(acc);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
     cute::warpgroup_commit_batch();
-    if (kt + kStages - 2 < split.end) {
-      plan.issue(args, kt + kStages - 2, load_slot);
-      if (producer) load_act(kt + kStages - 2, load_slot);
-    }
+    if (kt + kStages - 2 < split.end) issue(kt + kStages - 2, load_slot);
     cp_async_commit();
     load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
     cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
     fence_accumulators<kBM>(acc);
 
-    dequant_half<kBf16, 1>(chunks1, par, sel, a1);
+    dequant_half<kBf16, 1>(chunks1, par, params.second_of_block(kt, 1, args.k), sel, a1);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
@@ -344,8 +353,8 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
 template <bool kBf16, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kBM>));
-  constexpr int bytes = ring + 8 * kStages;  // ring + mbarriers
-  static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not the mbarriers) holds the output tile");
+  constexpr int bytes = ring + kParamBuffers * sizeof(ParamBuffer) + 8 * kStages;  // ring, params, mbarriers
+  static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not what follows) holds the output tile");
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
