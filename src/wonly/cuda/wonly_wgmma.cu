@@ -70,22 +70,11 @@ constexpr int kBN = kTileRows, kBK = kTileK, kStages = 5;
 
 template <int kBM>
 struct alignas(1024) Stage {
-  static constexpr bool kInt4 = true;
-  static constexpr bool kActivationsByTma = true;
-  static constexpr bool kParamsInRing = false;  // ParamBlocks
-  static constexpr int kTokens = kBM;
   static constexpr int kRawBytes = kBK / 2;  // per row
-  static constexpr int kActPitch = kBK * 2;  // bytes per token
-  __device__ static constexpr uint32_t act_offset(int token, int chunk) {
-    return token * kActPitch + 16 * (chunk ^ (token & 7));
-  }
-  __device__ static constexpr uint32_t raw_offset(int row, int chunk) {
-    return row * kRawBytes + 16 * (chunk ^ ((row >> 2) & 1));
-  }
-
   uint16_t act[kBM][kBK];
   uint8_t raw[kBN][kRawBytes];
 };
+static_assert(sizeof(Stage<64>) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is exactly its two TMA copies");
 static_assert(sizeof(Stage<64>) % 1024 == 0 && offsetof(Stage<64>, act) == 0, "act atoms stay 1024-aligned");
 
 // The shared-memory matrix descriptor of a K-major operand with 128-byte
@@ -108,12 +97,22 @@ __device__ __forceinline__ void mbarrier_init(uint32_t bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
 }
 
-__device__ __forceinline__ void tma_load_act(uint32_t dst, const CUtensorMap& map, int k0, int token0, uint32_t bar,
-                                             uint32_t bytes) {
+__device__ __forceinline__ void mbarrier_expect_bytes(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map, int x, int y, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(&map)), "r"(k0), "r"(token0), "r"(bar)
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap& map, int x, int y, int z, int w,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&map)), "r"(x), "r"(y), "r"(z), "r"(w), "r"(bar)
       : "memory");
 }
 
@@ -210,7 +209,8 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
 
 template <bool kBf16, int kBM>
 __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band,
-                                                                        const __grid_constant__ CUtensorMap act_map) {
+                                                                        const __grid_constant__ CUtensorMap act_map,
+                                                                        const __grid_constant__ CUtensorMap weight_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -228,15 +228,24 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const int64_t token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
   const SplitRange split(args.k);
 
-  const LoadPlan<Stage<kBM>> plan(args, token_base, row_base, smem_address(smem));
   constexpr uint32_t kRingBytes = kStages * sizeof(Stage<kBM>);
   const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
   const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
-  // The activations of k tile `k_tile` into ring slot `into` (thread 0 only).
-  auto load_act = [&](int k_tile, int into) {
-    tma_load_act(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base),
-                 bars + 8 * into, kBM * kBK * 2);
+  // The activations and weight bytes of k tile `k_tile` into ring slot
+  // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
+  // prepacked weight is 4-D (weight_map): 32 of a row's 64 bytes × 16 rows ×
+  // 1 block of 128 k × 8 row blocks.
+  auto load_tile = [&](int k_tile, int into) {
+    const uint32_t bar = bars + 8 * into;
+    mbarrier_expect_bytes(bar, static_cast<uint32_t>(sizeof(Stage<kBM>)));
+    tma_load_2d(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base), bar);
+    if (args.prepacked) {
+      tma_load_4d(smem_address(stages[into].raw), weight_map, (k_tile & 1) * 32, 0, k_tile >> 1,
+                  static_cast<int>(row_base / 16), bar);
+    } else {
+      tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * 32, static_cast<int>(row_base), bar);
+    }
   };
   if (producer) {
 #pragma unroll
@@ -245,9 +254,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   }
   // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).
   auto issue = [&](int k_tile, int into) {
-    plan.issue(args, k_tile, into);
     if (params.starts_block(k_tile, split.begin)) params.issue(k_tile);
-    if (producer) load_act(k_tile, into);
+    if (producer) load_tile(k_tile, into);
   };
   __syncthreads();
 #pragma unroll
@@ -265,11 +273,11 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
   float4 par[2];                // rows g, g+8 of the current param block
   for (int kt = split.begin; kt < split.end; ++kt) {
-    cp_async_wait<kStages - 3>();  // this thread's copies of tile kt have landed
+    cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
     const Stage<kBM>& stage = stages[slot];
     const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(Stage<kBM>) >> 4);
-    mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations have landed
+    mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations and weight bytes have landed
     phases ^= 1u << slot;
     slot = slot + 1 == kStages ? 0 : slot + 1;
     // All of the tile's shared loads go first and the next tile's copies
@@ -350,6 +358,41 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
   return map;
 }
 
+// The int4 weight bytes as boxes of 32 bytes (64 k) × 128 rows, 32-byte
+// swizzle (chunk c of row r lands at 16·(c ^ (r / 4 % 2)), the layout
+// load_half reads), zeros past N and K. Plain [N, K/2], row stride ld: 2-D.
+// Prepacked [N/16][K/128][16 rows × 64 B] (wonly_args.h): 4-D, (byte within
+// the row's 64, row within 16, k block, row block), boxes (32, 16, 1, 8).
+CUtensorMap weight_map(const WeightOnlyArgs& args) {
+  CUtensorMap map{};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const WeightAddressing& addr = args.w_addr;
+  CUresult result;
+  if (args.prepacked) {
+    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>((args.k + 127) / 128),
+                                static_cast<cuuint64_t>((args.n + 15) / 16)};
+    const cuuint64_t strides[3] = {static_cast<cuuint64_t>(addr.row_stride), static_cast<cuuint64_t>(addr.tile_stride),
+                                   static_cast<cuuint64_t>(addr.row_block_stride)};
+    const cuuint32_t box[4] = {32, 16, 1, kBN / 16};
+    result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<uint8_t*>(args.w), dims, strides,
+                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  } else {
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>((args.k + 1) / 2), static_cast<cuuint64_t>(args.n)};
+    // One row (N = 1): any multiple of 16 serves as the unused row stride.
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(args.n > 1 ? addr.row_stride : 16)};  // validated: multiple of 16
+    const cuuint32_t box[2] = {32, kBN};
+    result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(args.w), dims, strides,
+                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
+  if (result != CUDA_SUCCESS) {
+    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for the weight (CUresult " +
+                                         std::to_string(static_cast<int>(result)) + ")");
+  }
+  return map;
+}
+
 template <bool kBf16, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kBM>));
@@ -362,7 +405,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   // of the resident CTAs, keeping ≥ 8 k tiles per split.
   const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
-                 activation_map(args, kBM));
+                 activation_map(args, kBM), weight_map(args));
 }
 
 }  // namespace
