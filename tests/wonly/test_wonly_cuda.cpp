@@ -226,15 +226,19 @@ std::vector<WonlyCase> small_cases() {
       }
     }
   }
-  // M = 17…32 on a small grid with long K: the table's one wgmma launch for
-  // int4 on sm_90 (two decode launches elsewhere, and for int8).
-  for (int64_t m : {17, 25, 32}) {
-    for (bool int4 : {true, false}) {
-      WonlyCase c;
-      c.m = m, c.n = 200, c.k = 8256, c.int4 = int4, c.group_size = int4 ? 64 : 0;
-      c.offsets = m != 25, c.bias = m != 17, c.prepacked = m == 32;
-      c.dtype = m == 25 ? DType::kFloat16 : DType::kBFloat16;
-      cases.push_back(c);
+  // M = 17…32 where the table runs one wgmma launch for int4 on sm_90 (two
+  // decode launches elsewhere, and for int8): a small grid with long K, and
+  // a grid of 64 row tiles (the small ones above, short K, take the decode
+  // launches).
+  for (const auto& s : {std::array<int64_t, 2>{200, 8256}, std::array<int64_t, 2>{8192, 320}}) {
+    for (int64_t m : {17, 25, 32}) {
+      for (bool int4 : {true, false}) {
+        WonlyCase c;
+        c.m = m, c.n = s[0], c.k = s[1], c.int4 = int4, c.group_size = int4 ? 64 : 0;
+        c.offsets = m != 25, c.bias = m != 17, c.prepacked = m == 32;
+        c.dtype = m == 25 ? DType::kFloat16 : DType::kBFloat16;
+        cases.push_back(c);
+      }
     }
   }
   return cases;

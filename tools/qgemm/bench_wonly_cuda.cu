@@ -8,9 +8,9 @@
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
 // speedup_vs_cublas_bf16 = cuBLAS time / this time.
 //
-// --sweep: for M > 32 also the W4A16 g128 plain variant forced onto every
+// --sweep: for M > 16 also the W4A16 g128 plain variant forced onto every
 // tensor-core kernel and tile (detail::WonlyKernelOverride): impl
-// "sweep-w4a16-g128-<mma|wgmma>-<tile>" — the data behind the M > 32 rows of
+// "sweep-w4a16-g128-<mma|wgmma>-<tile>" — the data behind the M > 16 rows of
 // the dispatch table (wonly_dispatch.cu), and the mma.sync kernel's speed
 // (what sm_80 GPUs run) on this GPU.
 #include <cublas_v2.h>
@@ -182,7 +182,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         };
         const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us);
-        if (!sweep || m <= 32 || v != 0) continue;
+        if (!sweep || m <= 16 || v != 0) continue;
         struct Forced {
           detail::WonlyKernel kernel;
           int tile;

@@ -20,7 +20,7 @@ namespace {
 // Where a row applies besides M (kWgmma rows: int4 weights on sm_90 only).
 enum class Shapes {
   kAll,
-  kSmallGridLongK,  // N / 128 row tiles fill less than a third of the SMs, and K ≥ 8192
+  kSmallGridShortK,  // N / 128 row tiles fill less than a third of the SMs, and K < 8192
 };
 
 struct WonlyConfig {
@@ -38,14 +38,14 @@ constexpr WonlyConfig kConfigs[] = {
                                             "3 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, Shapes::kAll, "two n8 token blocks share every dequantized weight register; int4 "
                                             "64-row blocks so fewer blocks re-read the activations from L2"},
-  {32, WonlyKernel::kWgmma, 64, Shapes::kSmallGridLongK,
-                                "one wgmma launch (padded to 64 tokens) where the two decode launches split K "
-                                "badly: H100, (4096, 11008): 44.6 µs at M = 64 against 69.3 for the decode "
-                                "kernel at M = 32"},
-  {32, WonlyKernel::kGemvChunks, 2, Shapes::kAll,
-                                "two M ≤ 16 launches, reading the weight twice: at M = 32 on the H100 155 µs on "
-                                "(28672, 8192), 28.6 on (4096, 4096), 48.4 on (11008, 4096) against 158, 34.4, 49.1 "
-                                "for the wgmma kernel at M = 64 (the same work as at 32)"},
+  {32, WonlyKernel::kGemvChunks, 2, Shapes::kSmallGridShortK,
+                                "two M ≤ 16 launches, reading the weight twice, where one wgmma launch would be a "
+                                "small grid: H100, (4096, 4096), M = 32: 28.6 µs against 31.0 for wgmma-64"},
+  {32, WonlyKernel::kWgmma, 64, Shapes::kAll,
+                                "one wgmma launch (padded to 64 tokens): H100, M = 32: 102.6 µs on (28672, 8192), "
+                                "36.2 on (11008, 4096), 46.2 on (4096, 11008) against 154.2, 60.1, 69.3 for the "
+                                "two decode launches (bench/results/wonly-h100-sweep.json)"},
+  {32, WonlyKernel::kGemvChunks, 2, Shapes::kAll, "int8 weights, or no wgmma: two M ≤ 16 launches"},
   {64, WonlyKernel::kWgmma, 64, Shapes::kAll, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the "
                                               "H100 at M = 64: 158 µs on (28672, 8192) (mma.sync: 227), 34.4 on "
                                               "(4096, 4096) (39.5)"},
@@ -141,11 +141,11 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const bool wgmma = args.int4 && wgmma_runs_on(device);
-  const bool small_grid_long_k = row_tiles(args) * 3 < device.sm_count && args.k >= 8192;
+  const bool small_grid_short_k = row_tiles(args) * 3 < device.sm_count && args.k < 8192;
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
-    if (row.shapes == Shapes::kSmallGridLongK && !small_grid_long_k) continue;
+    if (row.shapes == Shapes::kSmallGridShortK && !small_grid_short_k) continue;
     config = row;
     break;
   }
