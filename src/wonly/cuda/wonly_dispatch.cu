@@ -95,17 +95,18 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
 // padding, and the most tokens per dequantized weight) — unless that grid has
 // fewer CTAs than a third of the SMs: then 64, whose 2–4× more CTAs beat the
 // bigger tile split along K. H100 (132 SMs), µs, bf16, g128, `qgemm bench
-// wonly --sweep` at 0d469dd (bench/results/wonly-h100-sweep.json):
+// wonly --sweep` at 8f80181 (bench/results/wonly-h100-sweep.json):
 //   (N, K)          M     64-tile  128-tile  256-tile
-//   (28672, 8192)   128   300      188       252
-//   (28672, 8192)   256   533      352       244
-//   (4096, 4096)    128   43.2     48.5      57.3    (128-tile: 32 CTAs)
-//   (4096, 4096)    256   47.1     55.8      57.6    (256-tile: 32 CTAs)
-//   (4096, 4096)    1024  160      93.0      66.8    (256-tile: 128 CTAs)
-//   (4096, 11008)   128   65.9     76.9      92.1
-//   (4096, 11008)   256   76.5     102       93.4
-//   (11008, 4096)   128   84.9     58.7      66.1
-//   (11008, 4096)   256   122      95.1      66.4
+//   (28672, 8192)   128   200      133       254
+//   (28672, 8192)   256   345      252       192
+//   (28672, 8192)   1024  1373     953       741
+//   (4096, 4096)    128   34.0     44.3      51.9    (128-tile: 32 CTAs)
+//   (4096, 4096)    256   33.4     45.7      50.8    (256-tile: 32 CTAs)
+//   (4096, 4096)    1024  104      68.0      53.0    (256-tile: 128 CTAs)
+//   (4096, 11008)   128   64.3     66.7      88.2
+//   (4096, 11008)   256   74.1     84.7      89.6
+//   (11008, 4096)   128   54.4     42.9      53.3
+//   (11008, 4096)   256   83.3     67.8      52.1
 int wgmma_tile(const WeightOnlyArgs& args, int sms) {
   const int tile = args.m <= 128 ? 128 : 256;
   return (args.m + tile - 1) / tile * row_tiles(args) * 3 >= sms ? tile : 64;

@@ -60,8 +60,6 @@ constexpr int kActLd = kBK + 8;  // elements per shared activation row (144 B)
 template <bool kInt4_, int kBM>
 struct Stage {
   static constexpr bool kInt4 = kInt4_;
-  static constexpr bool kActivationsByTma = false;
-  static constexpr bool kParamsInRing = true;
   static constexpr int kTokens = kBM;
   static constexpr int kRawBytes = kInt4 ? kBK / 2 : kBK;  // per row
   static constexpr int kActPitch = kActLd * 2;             // bytes per token

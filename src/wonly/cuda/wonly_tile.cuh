@@ -1,15 +1,14 @@
-// wonly_tile.cuh — the block-tile machinery shared by the two tensor-core
+// wonly_tile.cuh — the block-tile machinery of the two tensor-core
 // weight-only kernels (wonly_mma.cu: mma.sync, sm_80+; wonly_wgmma.cu:
-// wgmma, sm_90a): the cp.async ring's per-thread load plan, the split-K
-// reduction inside a cluster, and the coalesced output store.
-//
-// Both kernels have 256 threads and a block tile of kBN = 128 weight rows ×
-// kBM tokens × kBK = 64 k. A ring slot (`Stage`, defined by each kernel) holds
+// wgmma, sm_90a). Both kernels have 256 threads and a block tile of
+// kBN = 128 weight rows × kBM tokens × kBK = 64 k, and share the split-K
+// reduction inside a cluster, the block tile order and the coalesced output
+// store. The cp.async load plan is wonly_mma's (wonly_wgmma loads by TMA and
+// wonly_param_blocks.cuh): its ring slot (`Stage`) holds
 //   act  [kBM tokens][64 k] T   16-byte chunks; tokens past M, k past K zero-filled
 //   raw  [128 rows][32 | 64] B  the weight's 16-byte chunks (int4 | int8), as stored
 //   par  [128][4] fp32          scale and offset of the groups of k0 and k0 + 32
-// and says where chunk c of token / row r goes (act_offset, raw_offset), so
-// that each kernel picks the shared-memory layout its MMA reads best.
+// and says where chunk c of token / row r goes (act_offset, raw_offset).
 #pragma once
 
 #include <algorithm>
@@ -53,24 +52,20 @@ __device__ __forceinline__ void cp_async_wait() {
 //   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
 //   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
 //   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
-//        (none when !StageT::kParamsInRing: the kernel loads them itself)
-// (act: none when StageT::kActivationsByTma). StageT's layouts must keep
-// act_offset(r + 32j, c) = act_offset(r, c) +
-// 32j·kActPitch and likewise for raw rows (true of both kernels' swizzles,
-// which read the low bits of r only).
+// StageT's layouts must keep act_offset(r + 32j, c) = act_offset(r, c) +
+// 32j·kActPitch and likewise for raw rows.
 template <class StageT>
 struct LoadPlan {
   static constexpr int kBM = StageT::kTokens;
   static constexpr bool kInt4 = StageT::kInt4;
-  // 0 when the kernel loads the activations itself (a TMA copy per tile).
-  static constexpr int kActCopies = StageT::kActivationsByTma ? 0 : kBM * 8 / kTileThreads;
+  static constexpr int kActCopies = kBM * 8 / kTileThreads;
   static constexpr int kChunks = StageT::kRawBytes / 16;  // per row and tile
   static constexpr int kRawCopies = kTileRows * kChunks / kTileThreads;
   static constexpr int kElems = kInt4 ? 32 : 16;  // per chunk
   static constexpr uint32_t kActStep = 32 * StageT::kActPitch;                          // 32 tokens
   static constexpr uint32_t kRawStep = (kTileThreads / kChunks) * StageT::kRawBytes;    // rows
   static constexpr uint32_t kActOffset = offsetof(StageT, act), kRawOffset = offsetof(StageT, raw);
-  static constexpr bool kParams = StageT::kParamsInRing;
+  static constexpr uint32_t kParOffset = offsetof(StageT, par);
 
   const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
   int64_t act_step;     // 32 tokens
@@ -99,13 +94,11 @@ struct LoadPlan {
     }
     act_dst = smem + kActOffset + StageT::act_offset(i / 8, i % 8);
     raw_dst = smem + kRawOffset + StageT::raw_offset(i / kChunks, chunk);
-    if constexpr (kParams) {
-      const int64_t row = min(row_base + i % kTileRows, args.n - 1);
-      par = i < kTileRows ? args.scales + row * args.ld_scales
-                          : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
-      group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
-      par_dst = smem + offsetof(StageT, par) + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
-    }
+    const int64_t row = min(row_base + i % kTileRows, args.n - 1);
+    par = i < kTileRows ? args.scales + row * args.ld_scales
+                        : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
+    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+    par_dst = smem + kParOffset + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
   }
 
   // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
@@ -127,13 +120,11 @@ struct LoadPlan {
     for (int j = 0; j < kRawCopies; ++j) {
       cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
     }
-    if constexpr (kParams) {
-      const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
-      const bool fill = par != nullptr;
-      cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
-      cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
-                 fill && second_inside);
-    }
+    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
+    const bool fill = par != nullptr;
+    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
+    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
+               fill && second_inside);
   }
 };
 

@@ -1,5 +1,5 @@
-// Hopper weight-only kernel for int4 weights, M > 32 and M = 17–32 on small
-// grids with long K (sm_90a only; the table in wonly_dispatch.cu): the
+// Hopper weight-only kernel for int4 weights, M > 16 (sm_90a only; the table
+// in wonly_dispatch.cu says where): the
 // tensor-core kernel of wonly_mma.cu with the warpgroup MMA (wgmma) in place
 // of mma.sync. Each of the two warpgroups owns 64 weight rows and issues
 // m64 × kBM × k16 wgmmas whose A operand (the weight, dequantized) comes from
@@ -9,15 +9,16 @@
 // Roles are swapped as in the other kernels (weight rows = the MMA's M side),
 // so no dequantized tile is ever stored.
 //
-// Ring slot (kStages = 5; one mbarrier per slot after the ring):
-//   act [kBM][64] T    one TMA copy per tile (thread 0; activation_map), in
+// Ring slot (kStages = 5; one mbarrier per slot, on which thread 0 issues the
+// slot's two TMA copies):
+//   act [kBM][64] T    activation_map, in
 //                      the layout wgmma's descriptor reads for a K-major B with
 //                      128-byte swizzle: token r's 128 bytes are one row, its
 //                      16-byte chunk c at chunk position c ^ (r % 8); rows of 8
 //                      tokens form 1024-byte atoms (the slot is 1024-aligned)
-//   raw [128][32] B    cp.async through wonly_tile.cuh's LoadPlan; row r's two
-//                      chunks swapped when (r / 4) is odd, so that the 8 rows
-//                      a warp reads at once hit distinct banks
+//   raw [128][32] B    weight_map (32-byte swizzle): row r's two chunks
+//                      swapped when (r / 4) is odd, so that the 8 rows a warp
+//                      reads at once hit distinct banks
 // and, after the ring, the params' four buffers (wonly_param_blocks.cuh: a
 // block of two groups per row, copied with the block's first k tile, read
 // into registers when the block changes) and the ring's mbarriers.
@@ -33,12 +34,12 @@
 // (wonly_device.cuh, ŵ = round_T(q·s_T + o_T), bit-identical to the CPU twin).
 // The first word holds k 0…31 (group of k0), the second k 32…63 (k0 + 32).
 //
-// Pipeline per k tile kt: wait for its copies, one __syncthreads, wait for
-// its activations' mbarrier, load the tile's weight chunks and params from
-// shared memory, then in two halves of two k16 steps: dequantize the
+// Pipeline per k tile kt: wait for its param copies, one __syncthreads, wait
+// for its slot's mbarrier, load the tile's weight chunks (and params when
+// their block changes) from shared memory, then in two halves of two k16 steps: dequantize the
 // half into its own 8 registers, fence, two wgmmas, commit, and wait until at
 // most one group (the one just issued) is pending; after the first half's
-// wgmmas, issue the copies (and TMA) of tile kt + 3 into the slot of tile
+// wgmmas, issue the copies of tile kt + 3 into the slot of tile
 // kt − 2, whose wgmmas completed before the barrier. So the dequantization of
 // a half overlaps the wgmmas of the previous one, a half's registers are
 // rewritten only after the wgmmas that read them have completed, and at the
