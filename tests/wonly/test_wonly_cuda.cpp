@@ -278,6 +278,72 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   }
 }
 
+// Scales and offsets with a row stride larger than the group count, and a
+// base 4 bytes past an 8-byte boundary: the wgmma kernel's param blocks
+// (wonly_param_blocks.cuh) then take their two-4-byte-copy path although the
+// group count is even (odd stride or odd base), or the 8-byte one with
+// padding (even stride). Same kernel, same values: the output must equal the
+// contiguous call's bit for bit (which the other tests check against the CPU).
+TEST(WeightOnlyCudaWgmma, StridedParamsMatchContiguous) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const bool wgmma = detail::wonly_wgmma_available(0);
+  struct Layout {
+    int64_t pad, shift;  // row stride = groups + pad; base = buffer + shift floats
+  };
+  int index = 0;
+  for (const auto& s : {std::array<int64_t, 3>{200, 512, 64}, std::array<int64_t, 3>{77, 288, 32},
+                        std::array<int64_t, 3>{300, 1024, 0}}) {
+    WonlyCase c;
+    c.m = 40 + 50 * index, c.n = s[0], c.k = s[1], c.int4 = true, c.group_size = static_cast<int>(s[2]);
+    c.offsets = true, c.bias = index != 1, c.prepacked = index == 2;
+    ++index;
+    auto rng = make_rng(static_cast<uint64_t>(977 * index));
+    const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+    const DeviceWeights dev(w, c.prepacked);
+    WonlyActs x(c, rng);
+    CudaBuffer a(x.a), bias(x.bias), out(x.out.size() * 2), strided_out(x.out.size() * 2);
+    const int64_t groups = w.groups();
+    for (const auto kernel : {detail::WonlyKernel::kWgmma, detail::WonlyKernel::kMma}) {
+      if (kernel == detail::WonlyKernel::kWgmma && !wgmma) continue;
+      for (int tile : {64, 128}) {
+        detail::WonlyKernelOverride force(kernel, tile);
+        out.poison();
+        weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                       w.scales_view(dev.scales->get(), 0, c.n, kGpu),
+                       w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group,
+                       x.bias_view(bias.get(), 0, c.n, kGpu));
+        std::vector<uint16_t> want;
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        out.download(want);
+        for (const Layout layout : {Layout{1, 0}, Layout{2, 0}, Layout{2, 1}}) {
+          const int64_t ld = groups + layout.pad;
+          std::vector<float> scales(static_cast<size_t>(layout.shift + c.n * ld), 7.0f);
+          std::vector<float> offsets(scales.size(), -7.0f);
+          for (int64_t r = 0; r < c.n; ++r) {
+            for (int64_t g = 0; g < groups; ++g) {
+              scales[layout.shift + r * ld + g] = w.scales[r * groups + g];
+              offsets[layout.shift + r * ld + g] = w.offsets[r * groups + g];
+            }
+          }
+          CudaBuffer scales_dev(scales), offsets_dev(offsets);
+          auto view = [&](const CudaBuffer& b) {
+            return TensorView::strided(static_cast<const float*>(b.get()) + layout.shift, DType::kFloat32,
+                                       {c.n, groups}, {ld, 1}, kGpu);
+          };
+          strided_out.poison();
+          weight_only_mm(x.out_view(strided_out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                         view(scales_dev), view(offsets_dev), w.group, x.bias_view(bias.get(), 0, c.n, kGpu));
+          std::vector<uint16_t> got;
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          strided_out.download(got);
+          EXPECT_EQ(got, want) << c.name() << " tile " << tile << " ld " << ld << " shift " << layout.shift
+                               << (kernel == detail::WonlyKernel::kWgmma ? " wgmma" : " mma");
+        }
+      }
+    }
+  }
+}
+
 // Asking for a kernel where it cannot run, or a tile it does not have, is an
 // error, not a wrong result: the wgmma kernel with int8 weights, tiles that
 // neither tensor-core kernel has.
