@@ -494,32 +494,10 @@ TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
                {"w:", "multiple of 16 bytes", "40"});
 }
 
-// The tensor-core kernel (M > 32) indexes k in 32 bits: K above 2^30 is
-// refused before anything is launched. The views span small buffers:
-// validation reads only shapes and strides, and nothing runs.
-TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
-  QGEMM_SKIP_WITHOUT_GPU();
-  const int64_t m = 64, n = 32, k = (int64_t{1} << 30) + 128;
-  CudaBuffer a(4096), w(4096), s(4096), out(m * n * 2);
-  out.poison();
-  const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
-  const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, kGpu);
-  const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
-  const TensorView s_v(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
-  expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
-               {"K=1073741952", "32-bit k index"});
-  std::vector<uint16_t> after;
-  out.download(after);
-  for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
-}
-
-// The wgmma kernel's TMA token coordinate is 32-bit: M above 2^31 − 1 is
-// refused before anything is launched (views over small buffers: nothing
-// reads them).
-TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
-  QGEMM_SKIP_WITHOUT_GPU();
-  if (!detail::wonly_wgmma_available(0)) GTEST_SKIP() << "the wgmma kernel runs on sm_90 only";
-  const int64_t m = (int64_t{1} << 31) + 64, n = 32, k = 128;
+// A call of M × N × K (int4, group 128) is refused with `expected` before
+// anything is launched: the views span small buffers (validation reads only
+// shapes and strides, nothing runs) and the poisoned output stays untouched.
+void expect_refused_before_launch(int64_t m, int64_t n, int64_t k, const std::vector<std::string>& expected) {
   CudaBuffer a(4096), w(4096), s(4096), out(4096);
   out.poison();
   const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
@@ -527,10 +505,25 @@ TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
   const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
   const TensorView s_v(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
   expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
-               {"M=2147483712", "32-bit token coordinate"});
+               expected);
   std::vector<uint16_t> after;
   out.download(after);
   for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
+}
+
+// The tensor-core kernel (M > 32) indexes k in 32 bits: K above 2^30 is
+// refused before anything is launched.
+TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  expect_refused_before_launch(64, 32, (int64_t{1} << 30) + 128, {"K=1073741952", "32-bit k index"});
+}
+
+// The wgmma kernel's TMA token coordinate is 32-bit: M above 2^31 − 1 is
+// refused before anything is launched.
+TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  if (!detail::wonly_wgmma_available(0)) GTEST_SKIP() << "the wgmma kernel runs on sm_90 only";
+  expect_refused_before_launch((int64_t{1} << 31) + 64, 32, 128, {"M=2147483712", "32-bit token coordinate"});
 }
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two

@@ -52,7 +52,7 @@ struct ParamBlocks {
                  : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
     any = args.scales;
     dst = buffers + static_cast<uint32_t>(i % kTileRows) * 16 + (scales ? 0 : 8);
-    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+    group_shift = element_group_shift(args);
     groups = static_cast<int>((args.k + args.group_size - 1) / args.group_size);
     first_block = block(first_tile);
     vector = groups % 2 == 0 && (src == nullptr || (reinterpret_cast<uintptr_t>(src) & 7) == 0);

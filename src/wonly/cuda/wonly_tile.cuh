@@ -38,6 +38,12 @@ __device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src, bool f
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 4 : 0));
 }
 
+// The group of element k is k >> element_group_shift(args): group sizes are
+// powers of two ≥ 32, or K (per channel: 31, so every k < 2^30 is in group 0).
+__device__ __forceinline__ int element_group_shift(const WeightOnlyArgs& args) {
+  return args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int kPending>
@@ -97,7 +103,7 @@ struct LoadPlan {
     const int64_t row = min(row_base + i % kTileRows, args.n - 1);
     par = i < kTileRows ? args.scales + row * args.ld_scales
                         : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
-    group_shift = args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size)) - 1;
+    group_shift = element_group_shift(args);
     par_dst = smem + kParOffset + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
   }
 
