@@ -4,11 +4,12 @@
 // unaligned path) and rows long enough for the streaming kernel. Outputs are
 // poisoned before each run.
 //
-// Both backends evaluate the same fused_math.h expressions, so ops without a
-// row sum (SiLU-and-mul, GELU) must match bit for bit. The norms differ only
-// in the order of their fp32 row sums: scales within 1e-5 relative, zero
-// points within 1, q − z (fp8: code ordinal) within 1. The residual update
-// is a single rounding of the same fp32 sum: exact.
+// Both backends evaluate the same fused_math.h formulas. The norms differ in
+// the order of their fp32 row sums, the activations (SiLU-and-mul, GELU) by
+// the few ulps of the GPU's SFU exp / reciprocal (fused_fast_math.cuh), so:
+// scales within 1e-5 relative, zero points within 1, q − z (fp8: code
+// ordinal) within 1 — the tolerance. The residual update is a single
+// rounding of the same fp32 sum: exact.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,30 +36,29 @@ struct DeviceCopy {
 
 void compare(const FusedCase& c, const FusedBuffers& cpu, const FusedBuffers& gpu) {
   EXPECT_EQ(gpu.residual, cpu.residual) << "residual";
-  const bool exact = !c.is_norm();
   const bool dynamic = c.mode == FusedScale::kDynamicPerToken;
-  int64_t bad = 0;
+  int64_t bad = 0, off_by_one = 0;
   for (int64_t t = 0; t < c.tokens; ++t) {
     const int64_t st = dynamic ? t : 0;
     if (dynamic) {
       const float s_cpu = scale_at(cpu, st), s_gpu = scale_at(gpu, st);
-      if (exact) {
-        EXPECT_EQ(s_gpu, s_cpu) << "scale row " << t;
-        EXPECT_EQ(azp_at(gpu, st), azp_at(cpu, st)) << "azp row " << t;
-      } else {
-        EXPECT_NEAR(s_gpu, s_cpu, 1e-5 * s_cpu) << "scale row " << t;
-        EXPECT_LE(std::abs(azp_at(gpu, st) - azp_at(cpu, st)), 1) << "azp row " << t;
-      }
+      EXPECT_NEAR(s_gpu, s_cpu, 1e-5 * s_cpu) << "scale row " << t;
+      EXPECT_LE(std::abs(azp_at(gpu, st) - azp_at(cpu, st)), 1) << "azp row " << t;
     }
     for (int64_t h = 0; h < c.hidden; ++h) {
       const int q_cpu = q_ordinal(c, cpu, t, h, azp_at(cpu, st));
       const int q_gpu = q_ordinal(c, gpu, t, h, azp_at(gpu, st));
-      if (exact ? q_gpu != q_cpu : std::abs(q_gpu - q_cpu) > 1) {
+      if (std::abs(q_gpu - q_cpu) > 1) {
         if (bad++ < 5) ADD_FAILURE() << "q[" << t << "," << h << "]: gpu " << q_gpu << ", cpu " << q_cpu;
       }
+      off_by_one += std::abs(q_gpu - q_cpu) == 1;
     }
   }
   EXPECT_EQ(bad, 0);
+  // A step of difference needs y on a rounding boundary to within a few
+  // ulps: rare. A systematic error (a wrong rounding mode, an operand off by
+  // a ulp everywhere) would move far more than 1 % of the codes.
+  EXPECT_LE(off_by_one, 2 + c.tokens * c.hidden / 100) << "codes one step off";
 }
 
 void run_case(const FusedCase& c) {

@@ -1,7 +1,8 @@
 // fused_ops.cuh — the per-op parts of the fused row kernel
 // (fused_row_kernel.cuh): how a chunk of kVec consecutive columns of one row
 // is computed from the inputs (prologue) and normalized. Every formula is a
-// call into fused/fused_math.h, the code the CPU twin runs.
+// call into fused/fused_math.h, the code the CPU twin runs, except the
+// activations' e^x and 1/x, which come from the SFU (fused_fast_math.cuh).
 //
 //   op               prologue v                              stats   normalize
 //   RmsOp            x                                       Σv²     v·inv_rms·w
@@ -14,6 +15,7 @@
 #pragma once
 
 #include "fused/cuda/fused_access.cuh"
+#include "fused/cuda/fused_fast_math.cuh"
 #include "fused/fused_args.h"
 #include "fused/fused_math.h"
 
@@ -165,9 +167,21 @@ struct SiluMulOp : ElementwiseBase {
     load_floats<kX, N>(a.x, row * a.ldx + col, gate);
     load_floats<kX, N>(a.x, row * a.ldx + a.hidden + col, up);
 #pragma unroll
-    for (int j = 0; j < N; ++j) v[j] = f_mul(silu(gate[j]), up[j]);
+    for (int j = 0; j < N; ++j) v[j] = silu_fast(gate[j]) * up[j];
   }
 };
+
+// One uniform branch per chunk for the GELU form, not one per element.
+template <int N>
+__device__ __forceinline__ void apply_gelu(bool tanh_form, float (&v)[N]) {
+  if (tanh_form) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = gelu_tanh_fast(v[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = gelu_erf_fast(v[j]);
+  }
+}
 
 template <DType kX>
 struct GeluOp : ElementwiseBase {
@@ -180,8 +194,7 @@ struct GeluOp : ElementwiseBase {
 #pragma unroll
       for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
     }
-#pragma unroll
-    for (int j = 0; j < N; ++j) v[j] = gelu(v[j], a.gelu_tanh);
+    apply_gelu(a.gelu_tanh, v);
   }
 };
 
@@ -190,8 +203,7 @@ struct GeluInt32Op : ElementwiseBase {
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);
-#pragma unroll
-    for (int j = 0; j < N; ++j) v[j] = gelu(v[j], a.gelu_tanh);
+    apply_gelu(a.gelu_tanh, v);
   }
 };
 

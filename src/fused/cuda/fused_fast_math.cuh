@@ -1,0 +1,73 @@
+// fused_fast_math.cuh — the activations of the fused ops on the GPU: the
+// formulas of fused/fused_math.h (silu, GELU tanh, GELU erf), with e^x and
+// 1/x taken from the SFU's approximations instead of the software exp and
+// the IEEE division the CPU twin spells out:
+//
+//   e^x  = ex2.approx.ftz(x · log2 e)    relative error ≤ 2⁻²² (2 ulp), plus
+//                                         |x|·2⁻²⁴ from rounding x · log2 e
+//   1/x  = rcp.approx.ftz(x)             ≤ 1 ulp
+//
+// Why: the exactly rounded forms cost ~65 instructions per GELU element
+// (branching exp, FCHK division with its slow path) and left the GELU kernels
+// issue-bound at 34–61 % of copy bandwidth on the H100 (ncu at 16384×4096:
+// 87 instructions per element, issue slots 91 % busy); these take ~20.
+//
+// What it changes: GPU and CPU activations differ by a few fp32 ulps
+// (tests/fused/test_fused_fast_math.cu bounds both against libm in double),
+// so a quantized output may differ from the CPU twin by one step where y
+// sits on a rounding boundary, and a dynamic scale by a few ulps — the
+// tolerance the norms already had for their row sums. ftz: a result below
+// 2⁻¹²⁶ (silu or GELU of inputs below about −87) is 0 here and a subnormal
+// on the CPU; only rows made entirely of such values quantize differently.
+#pragma once
+
+namespace qgemm::detail::fused {
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+constexpr float kLog2e = 1.44269504088896341f;
+
+// silu(g) = g / (1 + e^−g).
+__device__ __forceinline__ float silu_fast(float g) {
+  return g * rcp_approx(1.0f + exp2_approx(-kLog2e * g));
+}
+
+// GELU tanh form, v / (1 + e^(−2u)) with u = √(2/π)·(v + 0.044715·v³), as
+// fused_math.h's gelu_tanh.
+__device__ __forceinline__ float gelu_tanh_fast(float v) {
+  const float inner = fmaf(0.044715f, v * v * v, v);
+  return v * rcp_approx(1.0f + exp2_approx(-2.30220819814432500f * inner));  // −2·√(2/π)·log2 e
+}
+
+// GELU erf form, v/2·(1 + erf(v/√2)) with 1 + erf(z) = erfc(|z|) (z < 0) or
+// 2 − erfc(z), erfc(a) = t·exp(P(t) − a²), t = 1/(1 + a/2) — the same
+// Numerical Recipes erfcc as fused_math.h's erfc_nonnegative.
+__device__ __forceinline__ float gelu_erf_fast(float v) {
+  const float a = fabsf(v * 0.707106781186547524f);
+  const float t = rcp_approx(fmaf(0.5f, a, 1.0f));
+  float p = 0.17087277f;
+  p = fmaf(p, t, -0.82215223f);
+  p = fmaf(p, t, 1.48851587f);
+  p = fmaf(p, t, -1.13520398f);
+  p = fmaf(p, t, 0.27886807f);
+  p = fmaf(p, t, -0.18628806f);
+  p = fmaf(p, t, 0.09678418f);
+  p = fmaf(p, t, 0.37409196f);
+  p = fmaf(p, t, 1.00002368f);
+  p = fmaf(p, t, -1.26551223f);
+  const float e = t * exp2_approx(kLog2e * fmaf(-a, a, p));
+  const float one_plus_erf = v >= 0.0f ? 2.0f - e : e;
+  return (0.5f * v) * one_plus_erf;
+}
+
+}  // namespace qgemm::detail::fused

@@ -1,0 +1,126 @@
+// The GPU activations (fused/cuda/fused_fast_math.cuh: silu and both GELUs
+// with the SFU's exp2 and reciprocal) against libm in double and against the
+// CPU twin (fused/fused_math.h), over 2·10⁵ random and 1000 evenly spaced
+// points of [−12, 12] and the special values.
+//
+// Bounds: the SFU's ex2 is within 2 ulp and rcp within 1, and e^a inherits a
+// relative error |a|·2⁻²⁴ from its fp32 argument (it only matters for the
+// tiny results of negative inputs, far below any quantization step), so each
+// function is within a few ulps of its magnitude plus that conditioning term
+// — the form tests/fused/test_fused_math.cpp bounds the CPU twin with, a
+// little wider. The worst errors seen are printed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "common/test_util.h"
+#include "fused/cuda/fused_fast_math.cuh"
+#include "fused/fused_math.h"
+
+namespace qgemm::test {
+namespace {
+
+using namespace detail::fused;
+
+__global__ void activations_kernel(const float* x, float* silu_out, float* tanh_out, float* erf_out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  silu_out[i] = silu_fast(x[i]);
+  tanh_out[i] = gelu_tanh_fast(x[i]);
+  erf_out[i] = gelu_erf_fast(x[i]);
+}
+
+struct Activations {
+  std::vector<float> silu, tanh, erf;
+};
+
+Activations on_gpu(const std::vector<float>& x) {
+  const size_t bytes = x.size() * sizeof(float);
+  CudaBuffer x_d(x), silu_d(bytes), tanh_d(bytes), erf_d(bytes);
+  silu_d.poison(), tanh_d.poison(), erf_d.poison();
+  const int n = static_cast<int>(x.size());
+  activations_kernel<<<(n + 255) / 256, 256>>>(static_cast<const float*>(x_d.get()), static_cast<float*>(silu_d.get()),
+                                               static_cast<float*>(tanh_d.get()), static_cast<float*>(erf_d.get()), n);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Activations out;
+  silu_d.download(out.silu), tanh_d.download(out.tanh), erf_d.download(out.erf);
+  return out;
+}
+
+double ulp_of(double x) {
+  const float f = static_cast<float>(std::fabs(x));
+  return std::max(static_cast<double>(std::nextafter(f, INFINITY) - f), 0x1p-149);
+}
+
+// Largest error / allowed error seen, to print the margin.
+struct Worst {
+  const char* name;
+  double ratio = 0, x = 0;
+  void add(double error, double allowed, double at) {
+    if (error / allowed > ratio) ratio = error / allowed, x = at;
+  }
+  ~Worst() { std::printf("  %-10s worst error %.2f of the bound (x = %.6g)\n", name, ratio, x); }
+};
+
+TEST(FusedFastMath, ActivationsCloseToLibmAndToTheCpuTwin) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  auto rng = make_rng();
+  std::uniform_real_distribution<float> dist(-12.0f, 12.0f);
+  std::vector<float> x(201000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = i < 1000 ? -12.0f + static_cast<float>(i) * 0.024f : dist(rng);
+  const Activations gpu = on_gpu(x);
+  const double k = std::sqrt(2.0 / M_PI);
+  Worst silu_libm{"silu"}, tanh_libm{"gelu tanh"}, erf_libm{"gelu erf"}, twin{"vs CPU"};
+  int64_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const double silu_ref = v / (1.0 + std::exp(-v));
+    const double tanh_ref = v / (1.0 + std::exp(-2.0 * k * (v + 0.044715 * v * v * v)));  // 1 + tanh u = 2 / (1 + e^−2u)
+    const double erf_ref = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    const double tanh_arg = 2 * k * std::fabs(v + 0.044715 * v * v * v);
+    const double silu_tol = 6 * ulp_of(silu_ref) + 2e-7 * std::fabs(v * silu_ref) + 1e-30;
+    const double tanh_tol = 12 * ulp_of(tanh_ref) + 2e-7 * tanh_arg * std::fabs(tanh_ref) + 1e-30;
+    const double erf_tol = 12 * ulp_of(erf_ref) + 2e-7 * (1 + v * v) * std::fabs(erf_ref) + 1e-30;
+    const double silu_err = std::fabs(gpu.silu[i] - silu_ref), tanh_err = std::fabs(gpu.tanh[i] - tanh_ref),
+                 erf_err = std::fabs(gpu.erf[i] - erf_ref);
+    silu_libm.add(silu_err, silu_tol, v), tanh_libm.add(tanh_err, tanh_tol, v), erf_libm.add(erf_err, erf_tol, v);
+    bad += !(silu_err <= silu_tol) + !(tanh_err <= tanh_tol) + !(erf_err <= erf_tol);
+    // GPU against the CPU twin: both within their bounds of libm, so within the sum.
+    const double cpu_silu = silu(x[i]), cpu_tanh = gelu_tanh(x[i]), cpu_erf = gelu_erf(x[i]);
+    const double twin_errors[] = {std::fabs(gpu.silu[i] - cpu_silu) / (2 * silu_tol),
+                                  std::fabs(gpu.tanh[i] - cpu_tanh) / (2 * tanh_tol),
+                                  std::fabs(gpu.erf[i] - cpu_erf) / (2 * erf_tol)};
+    for (double e : twin_errors) {
+      twin.add(e, 1.0, v);
+      bad += !(e <= 1.0);
+    }
+    if (bad > 0 && bad < 5) ADD_FAILURE() << "x = " << v;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// Zero, the saturated tails (±100), ±inf and NaN give exactly what the CPU
+// twin gives.
+TEST(FusedFastMath, SpecialValuesMatchTheCpuTwin) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const std::vector<float> x = {0.0f, -0.0f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN};
+  const Activations gpu = on_gpu(x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected[] = {silu(x[i]), gelu_tanh(x[i]), gelu_erf(x[i])};
+    const float got[] = {gpu.silu[i], gpu.tanh[i], gpu.erf[i]};
+    for (int f = 0; f < 3; ++f) {
+      if (std::isnan(expected[f])) {
+        EXPECT_TRUE(std::isnan(got[f])) << "function " << f << ", x = " << x[i];
+      } else {
+        EXPECT_EQ(got[f], expected[f]) << "function " << f << ", x = " << x[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
