@@ -29,8 +29,10 @@ struct SweepOp {
 const SweepOp kSweepOps[] = {
     {"rms_norm_quant", FusedOp::kRmsNorm, false, false},
     {"add_rms_norm_quant", FusedOp::kRmsNorm, true, false},
+    {"layer_norm_quant", FusedOp::kLayerNorm, true, false},  // with bias and residual, as the bench's
     {"layer_norm_quant_int32", FusedOp::kLayerNorm, true, true},
     {"silu_and_mul_quant", FusedOp::kSiluMul, false, false},
+    {"bias_gelu_quant", FusedOp::kGelu, false, false},  // erf form, with bias
 };
 
 }  // namespace
@@ -48,11 +50,11 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
     const int sets = cuda::rotation_sets(th * 10);
     // x: bf16 [T, 2H] (the int32 op reads the same bytes as int32 [T, H]);
     // residual: bf16 [T, H] (the int32 op reads its bytes as int8).
-    cuda::DeviceBuffer x(th * 4 * sets), residual(th * 2 * sets), q(th * sets), scale(t * 4), params(h * 4),
+    cuda::DeviceBuffer x(th * 4 * sets), residual(th * 2 * sets), q(th * sets), scale(t * 4), params(h * 6),
         scale_w(h * 4);
     cuda::fill_random(x.get(), DType::kBFloat16, 2 * th * sets, -2, 2, 41, stream);
     cuda::fill_random(residual.get(), DType::kBFloat16, th * sets, -2, 2, 42, stream);
-    cuda::fill_random(params.get(), DType::kBFloat16, 2 * h, 0.5, 1.5, 43, stream);
+    cuda::fill_random(params.get(), DType::kBFloat16, 3 * h, 0.5, 1.5, 43, stream);  // weight, beta, bias
     cuda::fill_random(scale_w.get(), DType::kFloat32, h, 0.5, 1.5, 45, stream);
     for (const SweepOp& op : kSweepOps) {
       FusedArgs a;
@@ -64,6 +66,8 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
       a.param_dtype = DType::kBFloat16;
       a.weight = params.get();
       a.beta = params.as<uint16_t>() + h;
+      const bool float_layer_norm = op.op == FusedOp::kLayerNorm && !op.int32_input;
+      a.bias = float_layer_norm || op.op == FusedOp::kGelu ? params.as<uint16_t>() + 2 * h : nullptr;
       a.scale_a = scale.as<float>();  // any positive values: a timing, not a check
       a.scale_w = scale_w.as<float>();
       a.scale_w_per_channel = true;
@@ -90,15 +94,20 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
                 call.x = static_cast<uint8_t*>(x.get()) + set * th * 4;
                 call.residual = op.residual ? static_cast<uint8_t*>(residual.get()) + set * th * 2 : nullptr;
                 call.q = static_cast<uint8_t*>(q.get()) + set * th;
-                if (op.op == FusedOp::kSiluMul) {
+                if (op.op == FusedOp::kSiluMul || op.op == FusedOp::kGelu) {
                   detail::launch_fused_act(call, launch);
                 } else {
                   detail::launch_fused_norm(call, launch);
                 }
               },
               stream, warmup, runs);
-          const double bytes = (op.int32_input ? 4.0 + 1.0 : op.residual ? 6.0 : op.op == FusedOp::kSiluMul ? 4.0 : 2.0) * th +
-                               static_cast<double>(th) + (a.dynamic ? 4.0 * t : 0.0);
+          // Input bytes per element: int32 + int8 residual; x + residual read and
+          // written (RMS); x + residual (LayerNorm); gate + up; x.
+          const double in_bytes = op.int32_input ? 5.0
+                                  : op.residual  ? (op.op == FusedOp::kRmsNorm ? 6.0 : 4.0)
+                                  : op.op == FusedOp::kSiluMul ? 4.0
+                                                               : 2.0;
+          const double bytes = in_bytes * th + static_cast<double>(th) + (a.dynamic ? 4.0 * t : 0.0);
           BenchRecord r;
           r.op = op.name;
           r.impl = "sweep-" + std::to_string(threads) + "x" + std::to_string(items);

@@ -50,24 +50,26 @@ __device__ __forceinline__ float gelu_tanh_fast(float v) {
 }
 
 // GELU erf form, v/2·(1 + erf(v/√2)) with 1 + erf(z) = erfc(|z|) (z < 0) or
-// 2 − erfc(z), erfc(a) = t·exp(P(t) − a²), t = 1/(1 + a/2) — the same
-// Numerical Recipes erfcc as fused_math.h's erfc_nonnegative.
+// 2 − erfc(z), erfc(a) = t·e^(P(t) − a²), t = 1/(1 + a/2) — the Numerical
+// Recipes erfcc of fused_math.h's erfc_nonnegative. Rewritten for the SFU
+// with b = a·√(log2 e), so that the exponent is base 2 without a multiply,
+// and the /2 folded into it: h = erfc(a)/2 = t·2^(log2 e·P(t) − 1 − b²),
+// gelu = v ≥ 0 ? v·(1 − h) : v·h.
 __device__ __forceinline__ float gelu_erf_fast(float v) {
-  const float a = fabsf(v * 0.707106781186547524f);
-  const float t = rcp_approx(fmaf(0.5f, a, 1.0f));
-  float p = 0.17087277f;
-  p = fmaf(p, t, -0.82215223f);
-  p = fmaf(p, t, 1.48851587f);
-  p = fmaf(p, t, -1.13520398f);
-  p = fmaf(p, t, 0.27886807f);
-  p = fmaf(p, t, -0.18628806f);
-  p = fmaf(p, t, 0.09678418f);
-  p = fmaf(p, t, 0.37409196f);
-  p = fmaf(p, t, 1.00002368f);
-  p = fmaf(p, t, -1.26551223f);
-  const float e = t * exp2_approx(kLog2e * fmaf(-a, a, p));
-  const float one_plus_erf = v >= 0.0f ? 2.0f - e : e;
-  return (0.5f * v) * one_plus_erf;
+  const float b = fabsf(v) * 0.849321800288019f;       // |v|/√2 · √(log2 e)
+  const float t = rcp_approx(fmaf(0.416277305578849f, b, 1.0f));  // a/2 = b · 1/(2√(log2 e))
+  float p = kLog2e * 0.17087277f;  // log2 e · P(t), P's coefficients as in fused_math.h
+  p = fmaf(p, t, kLog2e * -0.82215223f);
+  p = fmaf(p, t, kLog2e * 1.48851587f);
+  p = fmaf(p, t, kLog2e * -1.13520398f);
+  p = fmaf(p, t, kLog2e * 0.27886807f);
+  p = fmaf(p, t, kLog2e * -0.18628806f);
+  p = fmaf(p, t, kLog2e * 0.09678418f);
+  p = fmaf(p, t, kLog2e * 0.37409196f);
+  p = fmaf(p, t, kLog2e * 1.00002368f);
+  p = fmaf(p, t, kLog2e * -1.26551223f - 1.0f);
+  const float h = t * exp2_approx(fmaf(-b, b, p));
+  return v * (v >= 0.0f ? 1.0f - h : h);
 }
 
 }  // namespace qgemm::detail::fused
