@@ -201,7 +201,8 @@ def quant_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
 
 # ---- fused ------------------------------------------------------------------
 
-FUSED_SHAPES = [(t, h) for t in (16, 1024, 8192) for h in (4096, 8192)]
+# The grid (tokens {16, 256, 4096, 16384} × hidden {4096, 8192}).
+FUSED_SHAPES = [(t, h) for t in (16, 256, 4096, 16384) for h in (4096, 8192)]
 
 
 def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:

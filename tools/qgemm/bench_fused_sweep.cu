@@ -82,7 +82,8 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
       const int vec = op.int32_input ? 4 : 8;
       int sm_count = 0;
       cuda::check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), "SM count");
-      const auto table = detail::select_fused_launch(t, h, vec, true, sm_count, op.op == FusedOp::kLayerNorm && op.int32_input);
+      const auto table = detail::select_fused_launch(t, h, vec, true, sm_count,
+                                                     detail::prefers_four_items(op.op, a.x_dtype, op.residual));
       for (int threads : {64, 128, 256, 512}) {
         for (int items : {1, 2, 4, 8}) {
           if (static_cast<int64_t>(threads) * items * vec < h || (items > 1 && threads * (items / 2) * vec >= h)) continue;

@@ -50,10 +50,22 @@ inline constexpr FusedRowConfig kFusedStreamingConfig = {0, 512, 0};
 inline constexpr int kFusedMaxThreads = 512;
 inline constexpr int64_t kMinThreadsPerSm = 1024;  // half of an SM's 2048 resident threads
 
-// four_items (the int32-input LayerNorm): a two-item config of ≥ 256
-// threads runs half the threads with four items. H100, 16384 tokens, N =
-// 4096: 96 % of copy bandwidth against 85 % (dynamic: 88 against 75); the
-// float LayerNorm measured 5-7 points slower that way, so it keeps the table.
+// four_items: a two-item config of ≥ 256 threads runs half the threads with
+// four items, for the ops measured faster that way (prefers_four_items).
+// H100 sweep (bench/results/fused-h100-sweep.json), % of copy bandwidth,
+// four items against the table's two:
+//   int32 LayerNorm  16384×4096: 96 against 86  (at N = 8192 the table
+//                    already gives it four items)
+//   plain RMSNorm    16384×4096: 89 against 81;  16384×8192: 93 against 84;
+//                    4096×8192: 77 against 72  (the two-item rows are capped at
+//                    32 registers, fused_row_kernel.cuh; four items are not)
+// The residual RMSNorm (98 against 96 at 16384×8192 with two), the float
+// LayerNorm (within 1 point at N = 8192, 9 slower at N = 4096) and the activations
+// keep the table.
+inline bool prefers_four_items(FusedOp op, DType x_dtype, bool residual) {
+  return (op == FusedOp::kLayerNorm && x_dtype == DType::kInt32) || (op == FusedOp::kRmsNorm && !residual);
+}
+
 inline FusedLaunch select_fused_launch(int64_t tokens, int64_t hidden, int vec_width, bool vector,
                                        int sm_count, bool four_items = false) {
   const int64_t vectors = vector ? (hidden + vec_width - 1) / vec_width : hidden;

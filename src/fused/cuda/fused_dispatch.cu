@@ -50,7 +50,7 @@ void fused_cuda(const FusedArgs& args) {
   const int vec = vector_width(args.x_dtype);
   const int sm_count = cuda_device_info(args.device.index).sm_count;
   const FusedLaunch launch = select_fused_launch(args.tokens, args.hidden, vec, can_vectorize(args, vec), sm_count,
-                                                 args.op == FusedOp::kLayerNorm && args.x_dtype == DType::kInt32);
+                                                 prefers_four_items(args.op, args.x_dtype, args.residual != nullptr));
   if (args.op == FusedOp::kRmsNorm || args.op == FusedOp::kLayerNorm) {
     launch_fused_norm(args, launch);
   } else {
