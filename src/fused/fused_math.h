@@ -2,11 +2,14 @@
 // elementwise step of the fused ops: the input prologues, the activations and
 // the normalization formulas. The CPU twin and the CUDA kernels call these
 // same functions, so for the same inputs (and the same row sums) they give the
-// same bits; the only CPU/GPU difference left is the order of the fp32 row
-// sums (RMS and LayerNorm statistics). Every operation is spelled out — on the
-// device with the _rn intrinsics, on the host compiled with -ffp-contract=off
-// — and exp/erfc are evaluated here (not by libm or CUDA's expf) for the same
-// reason. docs/fused.md lists the formulas and their accuracy.
+// same bits — except the activations (silu, GELU), which the kernels evaluate
+// with the same formulas but the SFU's exp2 and reciprocal
+// (fused/cuda/fused_fast_math.cuh, a few ulps apart). The other CPU/GPU
+// difference is the order of the fp32 row sums (RMS and LayerNorm
+// statistics). Every operation is spelled out — on the device with the _rn
+// intrinsics, on the host compiled with -ffp-contract=off — and exp/erfc are
+// evaluated here (not by libm) for the same reason. docs/fused.md lists the
+// formulas and their accuracy.
 #pragma once
 
 #include <cmath>

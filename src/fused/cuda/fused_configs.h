@@ -14,10 +14,12 @@
 //
 // Two items per thread: each thread has two 16-byte loads in flight and the
 // block is wide enough that its reductions are short. The H100 sweep
-// (`qgemm bench fused --sweep`, bench/results/fused-h100-sweep.json) put
-// 256×2 ahead of 128×4 and 64×8 at N = 4096 (RMSNorm 74 % of copy bandwidth
-// vs 70 % and 50 % at 16384 tokens; SiLU-and-mul 76 % vs 69 %), and 512×2
-// ahead of 256×4 at N = 8192 (and for int32 input at N = 4096: 87 % vs 80 %).
+// (`qgemm bench fused --sweep`, bench/results/fused-h100-sweep.json, 16384
+// tokens, % of copy bandwidth) puts 256×2 ahead of 128×4 and 64×8 at
+// N = 4096 for add+RMSNorm (95 vs 92 and 76), the float LayerNorm (78 vs 70
+// and 57), SiLU-and-mul (98 vs 94 and 93) and GELU (64 vs 57 and 44), and
+// 512×2 ahead of or within 2 points of 256×4 at N = 8192 — except plain RMSNorm
+// and the int32 LayerNorm, which take four items (prefers_four_items below).
 // `--sweep` times every (threads, items) pair per shape to re-derive this
 // table on a new GPU.
 //

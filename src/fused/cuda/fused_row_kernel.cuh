@@ -212,8 +212,10 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
 // (Op::kFewRegisters): 4, i.e. ≤ 32 registers, so that 2048 threads — eight
 // 256-thread rows — fit an SM (ptxas spills at most 24 bytes); H100, 16384
 // tokens: RMSNorm 70 → 81 % of copy bandwidth at N = 4096, 74 → 84 % at
-// 8192. Otherwise ptxas's choice: the residual form and LayerNorm spill
-// more under the cap and got slower.
+// 8192 (plain RMSNorm now takes four uncapped items at those shapes, faster
+// still: fused_configs.h, prefers_four_items; the cap serves its few-row and
+// short-row launches and the activations). Otherwise ptxas's choice: the
+// residual form and LayerNorm spill more under the cap and got slower.
 template <class Op, int kItems>
 constexpr int kMinBlocksPerSm = kItems == 2 && Op::kFewRegisters ? 4 : 1;
 
