@@ -23,6 +23,10 @@ namespace qgemm::detail::fused {
 
 enum class RowStats { kNone, kRms, kMeanVar };
 
+// Each op names the register cap of its row kernel (fused_row_kernel.cuh,
+// kMinBlocksPerSm): how many 512-thread blocks per SM the allocation must
+// allow with two and with four items per thread (1: ptxas's choice).
+
 // The per-row normalization constants.
 struct RowNorm {
   float mean = 0.0f;
@@ -65,7 +69,7 @@ __device__ __forceinline__ void dequant_int32_chunk(const FusedArgs& a, int64_t 
 template <DType kX, bool kResidual>
 struct RmsOpT {
   static constexpr RowStats kStats = RowStats::kRms;
-  static constexpr bool kFewRegisters = !kResidual;
+  static constexpr int kMinBlocksTwoItems = kResidual ? 1 : 4, kMinBlocksFourItems = 1;
   // `first`: the first pass over this chunk. Later passes (the streaming
   // kernel for very long rows) read the residual already stored.
   template <int N>
@@ -108,7 +112,7 @@ using AddRmsOp = RmsOpT<kX, true>;
 template <DType kParam>
 struct LayerNormBase {
   static constexpr RowStats kStats = RowStats::kMeanVar;
-  static constexpr bool kFewRegisters = false;
+  static constexpr int kMinBlocksTwoItems = 1, kMinBlocksFourItems = 1;
   template <int N>
   __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
     float gamma[N], beta[N];
@@ -121,6 +125,7 @@ struct LayerNormBase {
 
 template <DType kX>
 struct LayerNormOp : LayerNormBase<kX> {
+  static constexpr int kMinBlocksTwoItems = 3;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     load_floats<kX, N>(a.x, row * a.ldx + col, v);
@@ -154,7 +159,7 @@ struct LayerNormInt32Op : LayerNormBase<kParam> {
 // Elementwise ops: no statistics, nothing to normalize.
 struct ElementwiseBase {
   static constexpr RowStats kStats = RowStats::kNone;
-  static constexpr bool kFewRegisters = true;
+  static constexpr int kMinBlocksTwoItems = 4, kMinBlocksFourItems = 1;
   template <int N>
   __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
 };
@@ -200,6 +205,7 @@ struct GeluOp : ElementwiseBase {
 
 template <DType kParam>
 struct GeluInt32Op : ElementwiseBase {
+  static constexpr int kMinBlocksFourItems = 3;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);

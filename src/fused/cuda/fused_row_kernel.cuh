@@ -208,16 +208,19 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
 }
 
 // Minimum resident blocks (of up to 512 threads) the register allocation must
-// allow. Two items per thread for plain RMSNorm and the activations
-// (Op::kFewRegisters): 4, i.e. ≤ 32 registers, so that 2048 threads — eight
-// 256-thread rows — fit an SM (ptxas spills at most 24 bytes); H100, 16384
-// tokens: RMSNorm 70 → 81 % of copy bandwidth at N = 4096, 74 → 84 % at
-// 8192 (plain RMSNorm now takes four uncapped items at those shapes, faster
-// still: fused_configs.h, prefers_four_items; the cap serves its few-row and
-// short-row launches and the activations). Otherwise ptxas's choice: the
-// residual form and LayerNorm spill more under the cap and got slower.
+// allow, from the op's kMinBlocksTwoItems / kMinBlocksFourItems (fused_ops.cuh):
+//   4 (≤ 32 registers): plain RMSNorm and the activations with two items, so
+//     that 2048 threads — eight 256-thread rows — fit an SM (ptxas spills at
+//     most 32 bytes); H100, 16384 tokens: RMSNorm 70 → 81 % of copy bandwidth
+//     at N = 4096, 74 → 84 % at 8192 (plain RMSNorm now takes four uncapped
+//     items there, faster still: fused_configs.h, prefers_four_items);
+//   3 (≤ 40 registers): the float LayerNorm with two items (47 → 40, 8 bytes
+//     of spill) and the int32 GELU with four (44 → 40), three 512-thread rows
+//     per SM instead of two;
+//   1: ptxas's choice — the residual RMSNorm and the LayerNorms spill more
+//     under a cap of 32 and got slower.
 template <class Op, int kItems>
-constexpr int kMinBlocksPerSm = kItems == 2 && Op::kFewRegisters ? 4 : 1;
+constexpr int kMinBlocksPerSm = kItems == 2 ? Op::kMinBlocksTwoItems : kItems == 4 ? Op::kMinBlocksFourItems : 1;
 
 template <class Op, int kVec, int kItems>
 __global__ void __launch_bounds__(kFusedMaxThreads, (kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {
