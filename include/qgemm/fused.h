@@ -19,6 +19,12 @@
 // int8: qmax = 127, qmin = −128 (−127 with narrow_range); fp8 e4m3: ±448,
 // symmetric only. A scale that would be 0 is written as 1. Non-finite values
 // are left out of amax / min / max.
+//
+// CPU and CUDA evaluate the same formulas. They differ in the order of the
+// norms' fp32 row sums and, for silu and GELU, in e^x and 1/x (the GPU's
+// special-function unit, a few fp32 ulps from the CPU's): a code may differ
+// by one step where y sits on a rounding boundary, a dynamic scale by a few
+// ulps (docs/fused.md, "CPU/GPU differences").
 #pragma once
 
 #include <cstdint>
