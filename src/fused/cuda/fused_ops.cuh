@@ -69,7 +69,7 @@ __device__ __forceinline__ void dequant_int32_chunk(const FusedArgs& a, int64_t 
 template <DType kX, bool kResidual>
 struct RmsOpT {
   static constexpr RowStats kStats = RowStats::kRms;
-  static constexpr int kMinBlocksTwoItems = kResidual ? 1 : 4, kMinBlocksFourItems = 1;
+  static constexpr int kMinBlocksTwoItems = kResidual ? 1 : 4, kMinBlocksFourItems = 2;
   // `first`: the first pass over this chunk. Later passes (the streaming
   // kernel for very long rows) read the residual already stored.
   template <int N>
@@ -112,7 +112,7 @@ using AddRmsOp = RmsOpT<kX, true>;
 template <DType kParam>
 struct LayerNormBase {
   static constexpr RowStats kStats = RowStats::kMeanVar;
-  static constexpr int kMinBlocksTwoItems = 1, kMinBlocksFourItems = 1;
+  static constexpr int kMinBlocksTwoItems = 1, kMinBlocksFourItems = 2;
   template <int N>
   __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
     float gamma[N], beta[N];
@@ -146,6 +146,7 @@ struct LayerNormOp : LayerNormBase<kX> {
 
 template <DType kParam>
 struct LayerNormInt32Op : LayerNormBase<kParam> {
+  static constexpr int kMinBlocksFourItems = 3;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);
@@ -159,7 +160,7 @@ struct LayerNormInt32Op : LayerNormBase<kParam> {
 // Elementwise ops: no statistics, nothing to normalize.
 struct ElementwiseBase {
   static constexpr RowStats kStats = RowStats::kNone;
-  static constexpr int kMinBlocksTwoItems = 4, kMinBlocksFourItems = 1;
+  static constexpr int kMinBlocksTwoItems = 4, kMinBlocksFourItems = 2;
   template <int N>
   __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
 };
