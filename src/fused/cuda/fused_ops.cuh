@@ -146,7 +146,6 @@ struct LayerNormOp : LayerNormBase<kX> {
 
 template <DType kParam>
 struct LayerNormInt32Op : LayerNormBase<kParam> {
-  static constexpr int kMinBlocksFourItems = 3;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);
