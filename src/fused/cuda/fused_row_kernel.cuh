@@ -212,13 +212,17 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
 //   4 (≤ 32 registers): plain RMSNorm and the activations with two items, so
 //     that 2048 threads — eight 256-thread rows — fit an SM (ptxas spills at
 //     most 32 bytes); H100, 16384 tokens: RMSNorm 70 → 81 % of copy bandwidth
-//     at N = 4096, 74 → 84 % at 8192 (plain RMSNorm now takes four uncapped
-//     items there, faster still: fused_configs.h, prefers_four_items);
+//     at N = 4096, 74 → 84 % at 8192 (plain RMSNorm now takes four items
+//     there, faster still: fused_configs.h, prefers_four_items);
 //   3 (≤ 40 registers): the float LayerNorm with two items (47 → 40, 8 bytes
-//     of spill) and the int32 GELU with four (44 → 40), three 512-thread rows
-//     per SM instead of two;
-//   1: ptxas's choice — the residual RMSNorm and the LayerNorms spill more
-//     under a cap of 32 and got slower.
+//     of spill; 65–71 → 83–88 % at 16384×8192) and the int32 GELU with four
+//     (44 → 40; 67–80 → 81–92 %);
+//   2 (≤ 64 registers) with four items otherwise: no spills with 16-bit
+//     inputs, and two 512-thread rows per SM where SiLU (86), LayerNorm (72)
+//     and GELU (69) fitted one (16384×14336: SiLU 57–69 → 90–96 %);
+//   1: ptxas's choice — the residual RMSNorm and the int32 LayerNorm with two
+//     items, and eight items.
+// The int32 LayerNorm capped at 40 with four items was 3–8 points slower.
 template <class Op, int kItems>
 constexpr int kMinBlocksPerSm = kItems == 2 ? Op::kMinBlocksTwoItems : kItems == 4 ? Op::kMinBlocksFourItems : 1;
 
