@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_fused_ops.h"
 #include "bench_fused_peers.cuh"
 #include "commands.h"
 #include "cuda_bench.h"
@@ -28,7 +29,7 @@
 namespace qgemm::tools {
 namespace {
 
-enum class Op { kRms, kAddRms, kLayerNorm, kLayerNormInt32, kSiluMul, kGelu, kGeluInt32 };
+using Op = FusedBenchOp;
 
 struct Variant {
   Op op;
@@ -53,20 +54,6 @@ const Variant kVariants[] = {
     {Op::kGeluInt32, "bias_gelu_quant_int32", "static-int8-tanh", false, false, true},
     {Op::kGeluInt32, "bias_gelu_quant_int32", "dynamic-int8-erf", true, false, false},
 };
-
-// Minimum DRAM bytes of one call at [T, H] (bf16 activations).
-double op_bytes(Op op, double t, double h, bool dynamic) {
-  const double q = t * h + (dynamic ? 4 * t : 0);
-  switch (op) {
-    case Op::kRms: return 2 * t * h + q;
-    case Op::kAddRms: return 2 * t * h + 2 * 2 * t * h + q;  // x, residual read + written
-    case Op::kLayerNorm: return 2 * 2 * t * h + q;           // x + residual
-    case Op::kLayerNormInt32: return 4 * t * h + t * h + q;  // int32 acc + int8 residual
-    case Op::kSiluMul: return 2 * 2 * t * h + q;
-    case Op::kGelu: return 2 * t * h + q;
-    default: return 4 * t * h + q;  // kGeluInt32
-  }
-}
 
 // Every buffer of one shape; the [T, ·] inputs hold `sets` rotating copies.
 struct ShapeBuffers {
@@ -204,7 +191,7 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
     };
     for (const Variant& v : kVariants) {
       if (!only.empty() && ("," + only + ",").find("," + std::string(v.name) + ",") == std::string::npos) continue;
-      const double bytes = op_bytes(v.op, static_cast<double>(s[0]), static_cast<double>(s[1]), v.dynamic);
+      const double bytes = fused_op_bytes(v.op, static_cast<double>(s[0]), static_cast<double>(s[1]), v.dynamic);
       const double same_size_gbps = same_size_copy(bytes);
       auto time = [&](auto&& launch) {
         return cuda::time_cuda_device([&](int i) { launch(v, buffers, i % buffers.sets, stream); }, stream, warmup,

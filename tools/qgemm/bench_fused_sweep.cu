@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_fused_ops.h"
 #include "commands.h"
 #include "cuda_bench.h"
 #include "fused/cuda/fused_configs.h"
@@ -19,20 +20,40 @@ namespace {
 using detail::FusedArgs;
 using detail::FusedOp;
 
+// The library op a bench op calls.
+FusedOp library_op(FusedBenchOp op) {
+  switch (op) {
+    case FusedBenchOp::kRms:
+    case FusedBenchOp::kAddRms: return FusedOp::kRmsNorm;
+    case FusedBenchOp::kLayerNorm:
+    case FusedBenchOp::kLayerNormInt32: return FusedOp::kLayerNorm;
+    case FusedBenchOp::kSiluMul: return FusedOp::kSiluMul;
+    default: return FusedOp::kGelu;
+  }
+}
+
+// One op of the sweep: the library op, whether it reads a residual and
+// whether its input is int32 all follow from the bench op.
 struct SweepOp {
   const char* name;
+  FusedBenchOp bench_op;
   FusedOp op;
-  bool residual;
-  bool int32_input;
+  bool residual, int32_input;
+  SweepOp(const char* op_name, FusedBenchOp bench)
+      : name(op_name),
+        bench_op(bench),
+        op(library_op(bench)),
+        residual(bench == FusedBenchOp::kAddRms || op == FusedOp::kLayerNorm),
+        int32_input(bench == FusedBenchOp::kLayerNormInt32 || bench == FusedBenchOp::kGeluInt32) {}
 };
 
 const SweepOp kSweepOps[] = {
-    {"rms_norm_quant", FusedOp::kRmsNorm, false, false},
-    {"add_rms_norm_quant", FusedOp::kRmsNorm, true, false},
-    {"layer_norm_quant", FusedOp::kLayerNorm, true, false},  // with bias and residual, as the bench's
-    {"layer_norm_quant_int32", FusedOp::kLayerNorm, true, true},
-    {"silu_and_mul_quant", FusedOp::kSiluMul, false, false},
-    {"bias_gelu_quant", FusedOp::kGelu, false, false},  // erf form, with bias
+    {"rms_norm_quant", FusedBenchOp::kRms},
+    {"add_rms_norm_quant", FusedBenchOp::kAddRms},
+    {"layer_norm_quant", FusedBenchOp::kLayerNorm},  // with bias and residual, as the bench's
+    {"layer_norm_quant_int32", FusedBenchOp::kLayerNormInt32},
+    {"silu_and_mul_quant", FusedBenchOp::kSiluMul},
+    {"bias_gelu_quant", FusedBenchOp::kGelu},  // erf form, with bias
 };
 
 }  // namespace
@@ -102,13 +123,7 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
                 }
               },
               stream, warmup, runs);
-          // Input bytes per element: int32 + int8 residual; x + residual read and
-          // written (RMS); x + residual (LayerNorm); gate + up; x.
-          const double in_bytes = op.int32_input ? 5.0
-                                  : op.residual  ? (op.op == FusedOp::kRmsNorm ? 6.0 : 4.0)
-                                  : op.op == FusedOp::kSiluMul ? 4.0
-                                                               : 2.0;
-          const double bytes = in_bytes * th + static_cast<double>(th) + (a.dynamic ? 4.0 * t : 0.0);
+          const double bytes = fused_op_bytes(op.bench_op, static_cast<double>(t), static_cast<double>(h), a.dynamic);
           BenchRecord r;
           r.op = op.name;
           r.impl = "sweep-" + std::to_string(threads) + "x" + std::to_string(items);
