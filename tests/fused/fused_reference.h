@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "fused/activation_reference.h"
 #include "fused/fused_problem.h"
 
 namespace qgemm::test {
@@ -63,17 +64,14 @@ inline std::vector<double> reference_row(const FusedCase& c, const FusedBuffers&
       }
       case FusedKind::kSiluMul: {
         const double g = input_value(c, b, t, h), u = input_value(c, b, t, n + h);
-        v[h] = g / (1.0 + std::exp(-g)) * u;
+        v[h] = silu_reference(g) * u;
         break;
       }
       case FusedKind::kGelu:
       case FusedKind::kGeluInt32: {
         double x = input_value(c, b, t, h);
         if (c.kind == FusedKind::kGelu) x += param_value(c, b.bias, h);
-        const double k = std::sqrt(2.0 / M_PI);
-        // v/2·(1 + tanh(u)) = v / (1 + e^−2u); v/2·(1 + erf(z)) = v/2·erfc(−z)
-        v[h] = c.gelu_tanh ? x / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)))
-                           : 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+        v[h] = c.gelu_tanh ? gelu_tanh_reference(x) : gelu_erf_reference(x);
         break;
       }
     }

@@ -18,6 +18,7 @@
 
 #include "common/cuda_buffer.h"
 #include "common/test_util.h"
+#include "fused/activation_reference.h"
 #include "fused/cuda/fused_fast_math.cuh"
 #include "fused/fused_math.h"
 
@@ -51,11 +52,6 @@ Activations on_gpu(const std::vector<float>& x) {
   return out;
 }
 
-double ulp_of(double x) {
-  const float f = static_cast<float>(std::fabs(x));
-  return std::max(static_cast<double>(std::nextafter(f, INFINITY) - f), 0x1p-149);
-}
-
 // Largest error / allowed error seen, to print the margin.
 struct Worst {
   const char* name;
@@ -73,20 +69,15 @@ TEST(FusedFastMath, ActivationsCloseToLibmAndToTheCpuTwin) {
   std::vector<float> x(201000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = i < 1000 ? -12.0f + static_cast<float>(i) * 0.024f : dist(rng);
   const Activations gpu = on_gpu(x);
-  const double k = std::sqrt(2.0 / M_PI);
   Worst silu_libm{"silu"}, tanh_libm{"gelu tanh"}, erf_libm{"gelu erf"}, twin{"vs CPU"};
   int64_t bad = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
-    const double silu_ref = v / (1.0 + std::exp(-v));
-    const double tanh_ref = v / (1.0 + std::exp(-2.0 * k * (v + 0.044715 * v * v * v)));  // 1 + tanh u = 2 / (1 + e^−2u)
-    const double erf_ref = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    const double tanh_arg = 2 * k * std::fabs(v + 0.044715 * v * v * v);
-    const double silu_tol = 6 * ulp_of(silu_ref) + 2e-7 * std::fabs(v * silu_ref) + 1e-30;
-    const double tanh_tol = 12 * ulp_of(tanh_ref) + 2e-7 * tanh_arg * std::fabs(tanh_ref) + 1e-30;
-    const double erf_tol = 12 * ulp_of(erf_ref) + 2e-7 * (1 + v * v) * std::fabs(erf_ref) + 1e-30;
-    const double silu_err = std::fabs(gpu.silu[i] - silu_ref), tanh_err = std::fabs(gpu.tanh[i] - tanh_ref),
-                 erf_err = std::fabs(gpu.erf[i] - erf_ref);
+    const double silu_tol = silu_tolerance(v, 6), tanh_tol = gelu_tanh_tolerance(v, 12),
+                 erf_tol = gelu_erf_tolerance(v, 12);
+    const double silu_err = std::fabs(gpu.silu[i] - silu_reference(v)),
+                 tanh_err = std::fabs(gpu.tanh[i] - gelu_tanh_reference(v)),
+                 erf_err = std::fabs(gpu.erf[i] - gelu_erf_reference(v));
     silu_libm.add(silu_err, silu_tol, v), tanh_libm.add(tanh_err, tanh_tol, v), erf_libm.add(erf_err, erf_tol, v);
     bad += !(silu_err <= silu_tol) + !(tanh_err <= tanh_tol) + !(erf_err <= erf_tol);
     // GPU against the CPU twin: both within their bounds of libm, so within the sum.

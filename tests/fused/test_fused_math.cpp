@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/test_util.h"
+#include "fused/activation_reference.h"
 #include "fused/fused_math.h"
 #include "fused/fused_quant.h"
 
@@ -17,18 +18,13 @@ namespace {
 using namespace detail::fused;
 namespace quant = detail::quant;
 
-double ulp_of(double x) {
-  const float f = static_cast<float>(std::fabs(x));
-  return std::max(static_cast<double>(std::nextafter(f, INFINITY) - f), 0x1p-149);
-}
-
 TEST(FusedMath, ExpWithinTwoUlp) {
   auto rng = make_rng();
   std::uniform_real_distribution<float> dist(-103.0f, 88.7f);
   for (int i = 0; i < 200000; ++i) {
     const float x = i < 1000 ? -10.0f + i * 0.02f : dist(rng);
     const double expected = std::exp(static_cast<double>(x));
-    EXPECT_LE(std::fabs(exp_f32(x) - expected), 2 * ulp_of(expected)) << "x = " << x;
+    EXPECT_LE(std::fabs(exp_f32(x) - expected), 2 * fp32_ulp(expected)) << "x = " << x;
   }
   EXPECT_EQ(exp_f32(0.0f), 1.0f);
   EXPECT_EQ(exp_f32(89.0f), INFINITY);
@@ -39,22 +35,12 @@ TEST(FusedMath, ExpWithinTwoUlp) {
 TEST(FusedMath, SiluAndGeluCloseToLibm) {
   auto rng = make_rng();
   std::uniform_real_distribution<float> dist(-12.0f, 12.0f);
-  const double k = std::sqrt(2.0 / M_PI);
   for (int i = 0; i < 200000; ++i) {
     const double x = dist(rng);
-    const double silu_ref = x / (1.0 + std::exp(-x));
-    // 1 + tanh(u) = 2 / (1 + e^−2u) and 1 + erf(z) = erfc(−z): no cancellation.
-    const double tanh_ref = x / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)));
-    const double erf_ref = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
     const float xf = static_cast<float>(x);
-    // A few ulps of the result, plus the conditioning of exp: an fp32
-    // argument a carries a relative error up to |a|·2^-24, which e^a turns
-    // into the same relative error of the result (it only matters for the
-    // tiny results of negative x, far below any quantization step).
-    const double tanh_arg = 2 * k * std::fabs(x + 0.044715 * x * x * x);
-    EXPECT_NEAR(silu(xf), silu_ref, 4 * ulp_of(silu_ref) + 2e-7 * std::fabs(x * silu_ref) + 1e-30) << x;
-    EXPECT_NEAR(gelu_tanh(xf), tanh_ref, 8 * ulp_of(tanh_ref) + 2e-7 * tanh_arg * std::fabs(tanh_ref) + 1e-30) << x;
-    EXPECT_NEAR(gelu_erf(xf), erf_ref, 8 * ulp_of(erf_ref) + 2e-7 * (1 + x * x) * std::fabs(erf_ref) + 1e-30) << x;
+    EXPECT_NEAR(silu(xf), silu_reference(x), silu_tolerance(x, 4)) << x;
+    EXPECT_NEAR(gelu_tanh(xf), gelu_tanh_reference(x), gelu_tanh_tolerance(x, 8)) << x;
+    EXPECT_NEAR(gelu_erf(xf), gelu_erf_reference(x), gelu_erf_tolerance(x, 8)) << x;
   }
   EXPECT_EQ(gelu_erf(0.0f), 0.0f);
   EXPECT_EQ(gelu_tanh(0.0f), 0.0f);
