@@ -137,8 +137,7 @@ __device__ __forceinline__ uint32_t gather_bytes(uint4 words, uint32_t sel) {
 
 // What a lane reads from shared memory to dequantize one half tile (k16
 // steps 2·half, 2·half + 1) of rows `row` and `row` + 8: each row's 16-byte
-// chunk of that half. The params of the whole tile (scale and offset of both
-// halves' groups) are one 16-byte load per row.
+// chunk of that half. (The params come from load_params, per param block.)
 template <int kBM, int kHalf>
 __device__ __forceinline__ void load_half(const Stage<kBM>& stage, int row, uint4 (&chunks)[2]) {
 #pragma unroll
@@ -199,7 +198,7 @@ struct Wgmma {
   }
 };
 
-template <int kBM, int kNB>
+template <int kNB>
 __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
 #pragma unroll
   for (int i = 0; i < kNB; ++i) {
@@ -294,7 +293,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     load_half<kBM, 1>(stage, warp_rows + g, chunks1);
 
     dequant_half<kBf16, 0>(chunks0, par, params.second_of_block(kt, 0, args.k), sel, a0);
-    fence_accumulators<kBM>(acc);
+    fence_accumulators(acc);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
@@ -303,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     cp_async_commit();
     load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
     cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
-    fence_accumulators<kBM>(acc);
+    fence_accumulators(acc);
 
     dequant_half<kBf16, 1>(chunks1, par, params.second_of_block(kt, 1, args.k), sel, a1);
     cute::warpgroup_arrive();
@@ -311,10 +310,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
     cute::warpgroup_commit_batch();
     cute::warpgroup_wait<1>();  // the first half is done: a0 is free
-    fence_accumulators<kBM>(acc);
+    fence_accumulators(acc);
   }
   cute::warpgroup_wait<0>();
-  fence_accumulators<kBM>(acc);
+  fence_accumulators(acc);
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: it becomes the output tile
   if (gridDim.z > 1 && !reduce_split_k<1, kNB>(acc, reinterpret_cast<float*>(smem))) return;
