@@ -393,9 +393,15 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     args.fp8_fast_accum = true;
     args.device = kGpu;
     EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), w.kernel) << w.m << "x" << w.n << "x" << w.k;
-    args.fp8_fast_accum = false;  // the precise table is unchanged
+    args.fp8_fast_accum = false;  // the precise table: 128×128 at N = 4096
     if (w.m >= 512) {
       EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide) << "precise " << w.m;
+    }
+    if (w.m == 4096) {  // … and 128×192 above M = 2048 at N ≥ 8192
+      args.n = args.ldo = 8192;
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide192) << "precise 4096x8192";
+      args.m = 2048;
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide) << "precise 2048x8192";
     }
   }
 }

@@ -57,15 +57,27 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M = 1024 with N = 4096 and at most M = 2048 / 4096 shapes; within 1–6 % of 128×128 elsewhere)"},
 };
 
-// fp8 "wide" is 128×128 cooperative and "square" 64×128 ping-pong (see
-// sm90_configs.h: the precise fp8 mainloop needs twice the accumulators).
+// Precise fp8: "wide" is 128×128 cooperative, "square" 64×128 ping-pong
+// (cluster 2×1), "narrow" 64×128 ping-pong (cluster 1×2), all three with the
+// overlapped promotion, and "wide192" 128×192 cooperative without it (see
+// sm90_configs.h: the precise mainloop needs two or three accumulator sets).
+// From `qgemm bench gemm --sweep` over M = 256 … 8192 on the H100
+// (bench/results/gemm-h100-sweep-fp8.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
     {16, 0, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
     {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
     {256, 6144, GemmKernel::kSm90Wide,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
     {256, 0, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
-    {kAnyM, 0, GemmKernel::kSm90Wide, "128×128 cooperative: fastest fp8 config at every M ≥ 512"},
+    {2048, 0, GemmKernel::kSm90Wide,
+     "128×128 cooperative, overlapped promotion: faster than 128×192 at 20 of 24 shapes with "
+     "M = 512–2048 (by up to 38 %: 512×8192×28672 187 vs 303 µs)"},
+    {kAnyM, 8192, GemmKernel::kSm90Wide192,
+     "M > 2048, N ≥ 8192: many waves of tiles, where 128×192's fewer shared-memory bytes per MAC "
+     "win: 2–22 % faster at 6 of 10 shapes (8192×57344×8192 8476 → 6923 µs), equal at "
+     "8192×10240×8192, 7–8 % slower at 4096×8192×8192 and 4096×10240×8192"},
+    {kAnyM, 0, GemmKernel::kSm90Wide,
+     "M > 2048, N ≤ 6144: 128×128 was faster at 5 of 6 shapes (4096×4096×14336 404 vs 481 µs)"},
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum):

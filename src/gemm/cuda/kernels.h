@@ -16,13 +16,14 @@ namespace qgemm::detail {
 enum class GemmKernel : uint8_t {
   kFallback,   // scaled_mm_fallback.cu: any shape, stride and alignment
   kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, column tiles (persistent for M ≤ 16), K split over warps
-  kSm90Wide,   // 128×256×128, cluster 2×1, cooperative (precise fp8: 128×128×128)
-  kSm90Square, // 128×128×128, cluster 2×1, ping-pong (precise fp8: 64×128×128)
-  kSm90Narrow, // 64×128×128, cluster 1×2, ping-pong
+  kSm90Wide,    // 128×256×128, cluster 2×1, cooperative (precise fp8: 128×128×128)
+  kSm90Square,  // 128×128×128, cluster 2×1, ping-pong (precise fp8: 64×128×128)
+  kSm90Narrow,  // 64×128×128, cluster 1×2, ping-pong
+  kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
   kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
   kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
 };
-constexpr int kGemmKernelCount = 7;
+constexpr int kGemmKernelCount = 8;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the

@@ -54,10 +54,12 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm90Wide:
     case GemmKernel::kSm90Square:
     case GemmKernel::kSm90Narrow:
+    case GemmKernel::kSm90Wide192:
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
       if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
-      // Fast accumulation: every sm90 config has a fast variant.
+      // Fast accumulation: Wide, Square and Narrow have a fast variant (on
+      // int8's tiles); kSm90Wide192 does not (false: the caller falls back).
       if (args.fp8_fast_accum) {
         return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count)
                     : sm90_fp8fast_fp16(kernel, args, info.sm_count);
@@ -114,6 +116,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
     case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
     case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
+    case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm80Large: return "sm80-128x128";
     case GemmKernel::kSm80Small: return "sm80-64x128";
   }

@@ -1,9 +1,9 @@
 // sm90_configs.h — the Hopper CUTLASS kernel configurations: CTA tile,
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
-// the three configs of their input type for one (input, output) dtype pair
-// (3 × 4 kernels), sm90_fp8fast_*.cu the three fast-accumulation fp8 configs
-// (3 × 2 kernels): 18 in all.
+// the configs of their input type for one (input, output) dtype pair (int8:
+// 3, precise fp8: 4), sm90_fp8fast_*.cu the three fast-accumulation fp8
+// configs (3 × 2 kernels): 20 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -16,12 +16,16 @@
 
 namespace qgemm::detail::sm90 {
 
-template <class Tile, class Cluster, class Kernel, class Epi>
+// kOverlap (precise fp8 only): the mainloop of sm90_fp8_overlap.cuh, which
+// hides each k-tile's promotion under the next k-tile's wgmma at the cost of
+// a third accumulator set.
+template <class Tile, class Cluster, class Kernel, class Epi, bool kOverlap = false>
 struct Config {
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using KernelSchedule = Kernel;
   using EpilogueSchedule = Epi;
+  static constexpr bool kOverlappedPromotion = kOverlap;
 };
 
 using cute::_1;
@@ -30,6 +34,7 @@ using cute::_64;
 using cute::_128;
 using cute::_256;
 using cute::Shape;
+using _192 = cute::Int<192>;
 
 // kSm90Wide — large M. Two consumer warpgroups share one 128×256 tile
 // (64×256 each: the widest wgmma, the fewest A/B shared-memory bytes per MAC,
@@ -58,13 +63,31 @@ using Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::
 // "fast accumulation" keeps two accumulator sets (wgmma's, promoted into
 // fp32 every few k-blocks: see docs/gemm.md), so a warpgroup owning 64×256
 // or 128×128 outputs needs 2·128 registers for them alone and ptxas spills
-// (~900 B per thread, measured). 64×128 per warpgroup fits:
+// (~900 B per thread, measured). 64×128 per warpgroup fits, even with the
+// overlapped promotion's third set (3 × 64 registers; ptxas: 0 spills):
 // kSm90Wide → 128×128×128 cooperative (each warpgroup 64×128), cluster 2×1;
-// kSm90Square → 64×128×128 ping-pong, cluster 2×1 (B multicast along M).
+// kSm90Square → 64×128×128 ping-pong, cluster 2×1 (B multicast along M);
+// kSm90Narrow → int8's Narrow with the overlapped promotion.
+// The overlap made them 5–20 % faster at M = 128–2048 (1024×4096×14336:
+// 126.6 → 89.6 µs, 256×4096×4096 17.2 → 14.9; docs/gemm.md).
 using Fp8Wide = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+                       cutlass::epilogue::TmaWarpSpecializedCooperative, true>;
 using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                         cutlass::epilogue::TmaWarpSpecialized>;
+                         cutlass::epilogue::TmaWarpSpecialized, true>;
+using Fp8Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                         cutlass::epilogue::TmaWarpSpecialized, true>;
+
+// kSm90Wide192 (precise fp8 only) — the largest problems. The widest tile
+// CUTLASS's own two accumulator sets fit (each warpgroup owns 64×192 outputs,
+// 2 × 96 registers; ptxas: 0 spills under the consumers' 232-register
+// setmaxnreg) — too wide for a third set, so it promotes without overlap.
+// Against 128×128 it moves 17 % fewer shared-memory bytes per MAC; it won
+// where there are many waves of tiles and long K or wide N (8192×57344×8192
+// 8476 → 6923 µs, 4096×8192×28672 1941 → 1616 µs against the overlapped
+// 128×128) and lost where its coarser tiles fill the SMs worse (M ≤ 2048,
+// N ≤ 6144).
+using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
 // CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in

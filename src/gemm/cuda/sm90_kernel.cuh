@@ -20,6 +20,7 @@
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "gemm/cuda/epilogue_evt.cuh"
+#include "gemm/cuda/sm90_fp8_overlap.cuh"
 #include "gemm/cuda/sm90_configs.h"
 #include "gemm/scaled_mm_args.h"
 
@@ -78,13 +79,15 @@ struct Kernel {
       float, void, cutlass::layout::RowMajor, kAlignOut, Output, cutlass::layout::RowMajor, kAlignOut,
       typename Config::EpilogueSchedule, typename Tree::Tree>::CollectiveOp;
 
-  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+  using BuilderMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignIn,
       Input, cutlass::layout::ColumnMajor, kAlignIn, Accumulator, typename Config::TileShape,
       typename Config::ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       typename Config::KernelSchedule>::CollectiveOp;
+  using CollectiveMainloop = std::conditional_t<Config::kOverlappedPromotion && !Tree::kInt8,
+                                                Fp8OverlappedPromotion<BuilderMainloop>, BuilderMainloop>;
 
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
                                                           CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
@@ -130,10 +133,14 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
   using WideConfig = std::conditional_t<kInt8, Wide, Fp8Wide>;
   using SquareConfig = std::conditional_t<kInt8, Square, Fp8Square>;
+  using NarrowConfig = std::conditional_t<kInt8, Narrow, Fp8Narrow>;
   switch (kernel) {
     case GemmKernel::kSm90Wide: return Kernel<WideConfig, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Square: return Kernel<SquareConfig, Input, Output>::run(args, sm_count);
-    case GemmKernel::kSm90Narrow: return Kernel<Narrow, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Narrow: return Kernel<NarrowConfig, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide192:
+      if constexpr (kInt8) return false;  // precise fp8 only
+      else return Kernel<Fp8Wide192, Input, Output>::run(args, sm_count);
     default: return false;
   }
 }
