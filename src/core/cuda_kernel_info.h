@@ -1,8 +1,9 @@
 // cuda_kernel_info.h — what launch decisions need to know about one kernel
 // on one device, read from the CUDA runtime once per (kernel, device) and
 // cached, so that launching stays free of runtime queries: how many of its
-// CTAs are resident on the whole device at once, and the architecture its
-// loaded code was compiled for.
+// CTAs are resident on the whole device at once, the architecture its
+// loaded code was compiled for, and the largest thread-block cluster it can
+// be launched in.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,7 +25,41 @@ struct KernelInfo {
   // CTAs of `threads` threads (and the given dynamic shared memory) resident
   // on the whole device at once: occupancy per SM × SMs, at least 1.
   int64_t resident_ctas = 1;
+  // The largest cluster of 1, 2, 4 or 8 such CTAs (the portable sizes) that
+  // cudaOccupancyMaxActiveClusters says can be resident at all: 1 below
+  // sm_90; below 8 where a GPU partition (MIG, green contexts) or the CTA's
+  // shared memory leaves no GPC room for 8, where a launch would fail with
+  // "cluster out of resources".
+  int max_cluster = 1;
 };
+
+// The largest portable cluster size (≤ 8, a power of two) of kernel with
+// `threads` threads and `dynamic_smem` bytes that can be resident.
+template <class Kernel>
+int max_resident_cluster(Kernel kernel, int threads, int dynamic_smem) {
+  int size = 1;
+  for (int next = 2; next <= 8; next *= 2) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1, 1, static_cast<unsigned>(next));
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.dynamicSmemBytes = static_cast<size_t>(dynamic_smem);
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = static_cast<unsigned>(next);
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      (void)cudaGetLastError();  // not an error of the caller's: that size just cannot run
+      break;
+    }
+    if (clusters < 1) break;
+    size = next;
+  }
+  return size;
+}
 
 // The KernelInfo of kKernel on `device` (which must be current) when launched
 // with `threads` threads and `dynamic_smem` bytes. Above 48 KB of dynamic
@@ -32,7 +67,8 @@ struct KernelInfo {
 // (cudaFuncAttributeMaxDynamicSharedMemorySize), which its launches need.
 template <auto kKernel>
 KernelInfo kernel_info(int device, int threads, int dynamic_smem = 0) {
-  static std::atomic<int64_t> cache[64];  // (arch << 40 | resident_ctas) + 1; 0 = not read yet
+  // (arch << 40 | log2(max_cluster) << 36 | resident_ctas) + 1; 0 = not read yet
+  static std::atomic<int64_t> cache[64];
   const bool cached = device >= 0 && device < 64;
   int64_t packed = cached ? cache[device].load(std::memory_order_acquire) - 1 : -1;
   if (packed < 0) {
@@ -46,10 +82,15 @@ KernelInfo kernel_info(int device, int threads, int dynamic_smem = 0) {
                                                                    static_cast<size_t>(dynamic_smem)));
     const int sms = cuda_device_info(device).sm_count;
     const int64_t arch = std::min(attributes.ptxVersion, attributes.binaryVersion);
-    packed = arch << 40 | std::max<int64_t>(int64_t{per_sm} * sms, 1);
+    const int cluster = arch >= 90 ? max_resident_cluster(kKernel, threads, dynamic_smem) : 1;
+    int64_t log2_cluster = 0;
+    while ((1 << log2_cluster) < cluster) ++log2_cluster;
+    packed = arch << 40 | log2_cluster << 36 | std::min<int64_t>(std::max(int64_t{per_sm} * sms, int64_t{1}),
+                                                                  (int64_t{1} << 36) - 1);
     if (cached) cache[device].store(packed + 1, std::memory_order_release);
   }
-  return KernelInfo{static_cast<int>(packed >> 40), packed & ((int64_t{1} << 40) - 1)};
+  return KernelInfo{static_cast<int>(packed >> 40), packed & ((int64_t{1} << 36) - 1),
+                    1 << ((packed >> 36) & 0xf)};
 }
 
 }  // namespace qgemm::detail

@@ -26,6 +26,7 @@
 #include "common/cuda_buffer.h"
 #include "common/expect_error.h"
 #include "wonly/cuda/wonly_cuda.h"
+#include "wonly/cuda/wonly_split_plan.h"
 #include "wonly/wonly_problem.h"
 
 namespace qgemm::test {
@@ -473,6 +474,24 @@ TEST(WeightOnlyCudaPrepack, SameBytesAsCpu) {
 }
 
 // The CUDA kernels' 16-byte loads: misaligned views are rejected up front.
+// Split K across a cluster: never more CTAs per cluster than the kernel can
+// be resident in (a GPU partition may not fit 8), never on pre-sm_90 code,
+// never past half the resident CTAs or below min_units of K work per split.
+// Host logic only: runs without a GPU.
+TEST(WeightOnlySplitK, FactorRespectsClusterLimit) {
+  using detail::KernelInfo;
+  using detail::wonly::split_k_factor;
+  // H100-like: 264 resident CTAs, clusters of 8 fit.
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 8}, 32, 64, 8), 8);
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 4}, 32, 64, 8), 4);
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 2}, 32, 64, 8), 2);
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 1}, 32, 64, 8), 1);
+  EXPECT_EQ(split_k_factor(KernelInfo{80, 264, 8}, 32, 64, 8), 1);   // sm_80 code: no cluster reduction
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 8}, 100, 64, 8), 2);  // 4 × 100 > 264 resident
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 8}, 32, 20, 8), 2);   // 4 splits would get < 8 units
+  EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 8}, 200, 64, 8), 1);  // the grid already fills half
+}
+
 TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t m = 4, n = 32, k = 64;

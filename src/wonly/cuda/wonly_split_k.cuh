@@ -14,6 +14,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_kernel_info.h"
+#include "wonly/cuda/wonly_split_plan.h"
 #include "wonly/wonly_args.h"
 
 namespace qgemm::detail::wonly {
@@ -48,17 +49,6 @@ __device__ __forceinline__ const float* cluster_peer(const float* local, unsigne
   __trap();
   return local;
 #endif
-}
-
-// Host side. How many CTAs share each output tile: doubled while the grid
-// (`ctas`) fills at most half of the kernel's resident CTAs and every split
-// keeps ≥ min_units of K work, up to 8 (the portable cluster size); 1 when
-// the loaded code was not compiled for sm_90+ (no cluster reduction in it).
-inline int split_k_factor(const KernelInfo& info, int64_t ctas, int64_t k_units, int64_t min_units) {
-  if (info.arch < 90) return 1;
-  int splits = 1;
-  while (splits < 8 && ctas * splits * 2 <= info.resident_ctas && k_units >= min_units * splits * 2) splits *= 2;
-  return splits;
 }
 
 // Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(params...),
