@@ -33,23 +33,35 @@ struct KernelInfo {
   int max_cluster = 1;
 };
 
+// A launch of `grid` blocks of `threads` threads (and dynamic shared memory)
+// whose CTAs along z form clusters of cluster_z; `cluster` holds the
+// attribute the configuration points to, so it must outlive it.
+inline cudaLaunchConfig_t z_cluster_launch(dim3 grid, int threads, int dynamic_smem, cudaStream_t stream,
+                                           int cluster_z, cudaLaunchAttribute& cluster) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<size_t>(dynamic_smem);
+  config.stream = stream;
+  cluster = cudaLaunchAttribute{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = static_cast<unsigned>(cluster_z);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
 // The largest portable cluster size (≤ 8, a power of two) of kernel with
 // `threads` threads and `dynamic_smem` bytes that can be resident.
 template <class Kernel>
 int max_resident_cluster(Kernel kernel, int threads, int dynamic_smem) {
   int size = 1;
   for (int next = 2; next <= 8; next *= 2) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(1, 1, static_cast<unsigned>(next));
-    config.blockDim = dim3(static_cast<unsigned>(threads));
-    config.dynamicSmemBytes = static_cast<size_t>(dynamic_smem);
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = static_cast<unsigned>(next);
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config =
+        z_cluster_launch(dim3(1, 1, static_cast<unsigned>(next)), threads, dynamic_smem, nullptr, next, cluster);
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
       (void)cudaGetLastError();  // not an error of the caller's: that size just cannot run

@@ -60,18 +60,9 @@ void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_
     kernel<<<grid, threads, smem, stream>>>(params...);
     return;
   }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid.x, grid.y, static_cast<unsigned>(splits));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = static_cast<unsigned>(splits);
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  cudaLaunchAttribute cluster;
+  const cudaLaunchConfig_t config =
+      z_cluster_launch(dim3(grid.x, grid.y, static_cast<unsigned>(splits)), threads, smem, stream, splits, cluster);
   QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, params...));
 }
 
