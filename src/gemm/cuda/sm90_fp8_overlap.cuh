@@ -52,6 +52,9 @@ struct Fp8OverlappedPromotion : Base {
     auto thread_mma = tiled_mma.get_slice(group_layout(group));
     Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,MMA_M,MMA_K,PIPE) descriptors
     Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,MMA_N,MMA_K,PIPE)
+    // One promotion per k-tile equals CUTLASS's default interval (four
+    // wgmma k-steps) only for k-tiles of four k-steps (128 fp8 elements).
+    static_assert(decltype(size<2>(tCrA))::value == 4, "the precise mode promotes every 4 wgmma k-steps");
 
     Tensor even = make_fragment_like(accum);
     Tensor odd = make_fragment_like(accum);
