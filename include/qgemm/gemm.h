@@ -29,14 +29,16 @@ namespace qgemm {
 // How an fp8 scaled_mm may accumulate A·B on the GPU (docs/gemm.md, "fp8 fast
 // accumulation").
 //   kPrecise  the default: partial sums of the fp8 tensor-core instructions
-//             are promoted into fp32 registers every few k-blocks.
+//             are promoted into fp32 registers every 128 elements of K.
 //   kFast     opt-in: the tensor core keeps accumulating over the whole K
 //             (CUTLASS's FP8FastAccum schedules, PyTorch's
 //             _scaled_mm(use_fast_accum=True)). On Hopper the tensor core
 //             adds each group of 32 products to the running sum keeping 13
 //             fraction bits (truncated), so the error grows with K: at most
 //             34·2^-13 · ceil(K/32) · Σ_k|a_k·b_k| (worst case, before the
-//             scales); in exchange fp8 runs on the int8 tiles, near int8 speed.
+//             scales); in exchange fp8 runs on the int8 tiles, near int8
+//             speed: on the H100 1.05–1.1× faster than kPrecise at M > 256,
+//             about the same below (docs/performance.md).
 // Fast accumulation is a rounding mode of the GPU's tensor cores, not a
 // different formula: the CPU backend computes the exact fp32-accumulated
 // result for either value, and so does every GPU kernel that has no faster
