@@ -76,7 +76,7 @@ struct Fp8OverlappedPromotion : Base {
       warpgroup_fence_operand(part);
       ++smem_pipe_read;
     };
-    // D += part once its batch is complete (kInFlight later batches may run on).
+    // D += part once its batch is complete (`in_flight` later batches may run on).
     auto promote = [&](auto& part, auto in_flight) {
       warpgroup_wait<decltype(in_flight)::value>();
       warpgroup_fence_operand(part);
@@ -85,26 +85,25 @@ struct Fp8OverlappedPromotion : Base {
       for (int i = 0; i < size(accum); ++i) accum(i) += part(i);
       warpgroup_fence_operand(accum);
     };
+    // Finishes `done`, the last batch issued, with `remaining` k-tiles left:
+    // the next goes into `next` first, so the promotion overlaps it. False
+    // when none was left.
+    auto step = [&](auto& done, auto& next, int remaining) {
+      if (remaining == 0) {
+        promote(done, Int<0>{});
+        return false;
+      }
+      issue(next);
+      promote(done, Int<1>{});
+      pipeline.consumer_release(smem_pipe_release);
+      ++smem_pipe_release;
+      return true;
+    };
 
     issue(even);
     CUTLASS_PRAGMA_NO_UNROLL
-    for (int remaining = k_tile_count - 1;; remaining -= 2) {
-      if (remaining == 0) {
-        promote(even, Int<0>{});
-        break;
-      }
-      issue(odd);
-      promote(even, Int<1>{});
-      pipeline.consumer_release(smem_pipe_release);
-      ++smem_pipe_release;
-      if (remaining == 1) {
-        promote(odd, Int<0>{});
-        break;
-      }
-      issue(even);
-      promote(odd, Int<1>{});
-      pipeline.consumer_release(smem_pipe_release);
-      ++smem_pipe_release;
+    for (int remaining = k_tile_count - 1; step(even, odd, remaining) && step(odd, even, remaining - 1);
+         remaining -= 2) {
     }
     // The last k-tile's stage is released by the inherited mma_tail.
   }
