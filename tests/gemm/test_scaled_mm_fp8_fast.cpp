@@ -365,7 +365,8 @@ TEST(ScaledMmFp8FastKernels, GraphCaptureAndReplay) {
   }
 }
 
-// The sm_90 fast table: int8's tiles from M = 129 on, the precise kernels below.
+// The sm_90 fast table: the skinny kernel up to M = 16 (precise), int8's
+// tiles above, except M = 129–256 with N < 6144 (the precise 64×128 kernel).
 TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast table is sm_90's";
@@ -393,6 +394,13 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     args.fp8_fast_accum = true;
     args.device = kGpu;
     EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), w.kernel) << w.m << "x" << w.n << "x" << w.k;
+    // M = 129–256 with N < 6144 runs the precise 64×128 kernel (faster there); N ≥ 6144 stays fast.
+    EXPECT_EQ(detail::scaled_mm_cuda_choice(args).fp8_fast_accum, w.m != 256 && w.m > 16) << w.m;
+    if (w.m == 256) {
+      args.n = args.ldo = 6144;
+      EXPECT_TRUE(detail::scaled_mm_cuda_choice(args).fp8_fast_accum) << "256x6144";
+      args.n = args.ldo = w.n;
+    }
     args.fp8_fast_accum = false;  // the precise table: 128×128 at N = 4096
     if (w.m >= 512) {
       EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide) << "precise " << w.m;

@@ -22,6 +22,9 @@ struct GemmRule {
   // … and, if set, only when the 128×256 tiling fills its last wave of SMs
   // less than half (ragged_last_wave in scaled_mm_cuda.cu).
   bool only_ragged_wide_waves = false;
+  // fp8 fast-accumulation table only: run the precise kernel (Fp8Accumulation
+  // kFast permits the faster mode; where the precise kernel is faster, it runs).
+  bool runs_precise_fp8 = false;
 };
 
 // True when ceil(M/128)·ceil(N/256) tiles on `sm_count` SMs leave the last
@@ -81,8 +84,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum):
-// int8's table. With one accumulator set fp8 runs on int8's tiles
-// (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow behind
+// int8's table, plus one row. With one accumulator set fp8 runs on int8's
+// tiles (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow behind
 // kSm90Wide / kSm90Square / kSm90Narrow) with int8's registers, shared-memory
 // bytes per MAC and wgmma rate, so int8's measured buckets apply; a sweep of
 // five shapes (bench/results/gemm-h100-sweep-fp8fast.json) confirmed the
@@ -90,8 +93,24 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 // 0.68–1.0× to 0.78–1.02× cuBLASLt fp8 (H100). M ≤ 16 runs the skinny
 // kernel: mma.sync has no separate fast mode (each m16n8k32 returns its sum
 // to an fp32 register every 32 products, finer than the precise wgmma
-// mainloop's promotion), so that result is the precise one.
-inline constexpr const auto& kSm90Fp8FastRules = kSm90Int8Rules;
+// mainloop's promotion), so that result is the precise one. So is the
+// result at M = 129–256 with N < 6144, where the precise 64×128 ping-pong
+// kernel (overlapped promotion) beats every fast tile.
+constexpr GemmRule kSm90Fp8FastRules[] = {
+    {16, 0, GemmKernel::kSkinny, "M ≤ 16 (decode): the skinny kernel, as for int8 (its result is the precise one)",
+     false, true},
+    {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: fast 64×128 ping-pong, as for int8"},
+    {256, 6144, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
+    {256, 0, GemmKernel::kSm90Square,
+     "N < 6144: the precise 64×128 ping-pong (cluster 2×1) is faster than the fast 128×128 tile — "
+     "H100, same call (bench/results/gemm-h100.json at 084ddbe): 256×4096×4096 14.8 vs 17.5 µs, "
+     "256×4096×14336 34.3 vs 42.1 µs — so it runs, with its precise result",
+     false, true},
+    {512, 0, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
+    {1024, 0, GemmKernel::kSm90Square, "fast 128×128 ping-pong where 128×256 leaves a ragged last wave, as for int8",
+     true},
+    {kAnyM, 0, GemmKernel::kSm90Wide, "compute-bound: fast 128×256 cooperative, as for int8"},
+};
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {

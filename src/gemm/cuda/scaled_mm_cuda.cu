@@ -86,17 +86,17 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 }
 
 template <size_t N>
-GemmKernel pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
+GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   for (const GemmRule& rule : rules) {
     if (args.m > rule.max_m || args.n < rule.min_n) continue;
     if (rule.only_ragged_wide_waves && !ragged_last_wave(args.m, args.n, info.sm_count)) continue;
-    return rule.kernel;
+    return {rule.kernel, args.fp8_fast_accum && !rule.runs_precise_fp8};
   }
-  return GemmKernel::kFallback;
+  return {GemmKernel::kFallback, args.fp8_fast_accum};
 }
 
 // The table's choice for this problem on this device.
-GemmKernel choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
+GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   if (info.major == 9) {
     if (int8) return pick(kSm90Int8Rules, args, info);
@@ -104,7 +104,7 @@ GemmKernel choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   }
   if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
   if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
-  return GemmKernel::kFallback;
+  return {GemmKernel::kFallback, args.fp8_fast_accum};
 }
 
 }  // namespace
@@ -123,18 +123,20 @@ const char* gemm_kernel_name(GemmKernel kernel) {
   return "?";
 }
 
-GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) {
+GemmChoice scaled_mm_cuda_choice(const ScaledMmArgs& args) {
   const CudaDeviceInfo info = cuda_device_info(args.device.index);
-  const GemmKernel chosen = choose(args, info);
-  if (chosen == GemmKernel::kSkinny && !(args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 &&
-                                         aligned16(args.a) && aligned16(args.b))) {
-    return GemmKernel::kFallback;
+  GemmChoice chosen = choose(args, info);
+  if (chosen.kernel == GemmKernel::kSkinny && !(args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 &&
+                                                aligned16(args.a) && aligned16(args.b))) {
+    chosen.kernel = GemmKernel::kFallback;
   }
-  if (chosen != GemmKernel::kSkinny && chosen != GemmKernel::kFallback && !cutlass_can_take(args)) {
-    return GemmKernel::kFallback;
+  if (chosen.kernel != GemmKernel::kSkinny && chosen.kernel != GemmKernel::kFallback && !cutlass_can_take(args)) {
+    chosen.kernel = GemmKernel::kFallback;
   }
   return chosen;
 }
+
+GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) { return scaled_mm_cuda_choice(args).kernel; }
 
 bool scaled_mm_cuda_with(const ScaledMmArgs& args, GemmKernel kernel) {
   if (args.m == 0 || args.n == 0) return true;
@@ -146,7 +148,14 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   if (args.m == 0 || args.n == 0) return;
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo info = cuda_device_info(args.device.index);
-  if (try_kernel(choose(args, info), args, info)) return;
+  const GemmChoice chosen = choose(args, info);
+  if (chosen.fp8_fast_accum != args.fp8_fast_accum) {  // a fast-table row that runs the precise kernel
+    ScaledMmArgs precise = args;
+    precise.fp8_fast_accum = false;
+    if (try_kernel(chosen.kernel, precise, info)) return;
+  } else if (try_kernel(chosen.kernel, args, info)) {
+    return;
+  }
   scaled_mm_fallback_cuda(args);
 }
 

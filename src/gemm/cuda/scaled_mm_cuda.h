@@ -14,9 +14,18 @@ void scaled_mm_cuda(const ScaledMmArgs& args);
 void azp_adj_cuda(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t ldb, int32_t azp,
                   Device device, Stream stream);
 
-// For tests and benchmarks: the kernel scaled_mm_cuda would run (fallback
-// included) and a run with a given kernel, false when that kernel cannot
-// take the arguments or is not built for this device.
+// What the dispatch table picks: a kernel, and for fp8 whether it runs with
+// fast accumulation (false where a fast-accumulation row runs the precise
+// kernel, dispatch_table.h).
+struct GemmChoice {
+  GemmKernel kernel;
+  bool fp8_fast_accum;
+};
+
+// For tests and benchmarks: the choice scaled_mm_cuda would run (fallback
+// included) or just its kernel, and a run with a given kernel, false when
+// that kernel cannot take the arguments or is not built for this device.
+GemmChoice scaled_mm_cuda_choice(const ScaledMmArgs& args);
 GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args);
 bool scaled_mm_cuda_with(const ScaledMmArgs& args, GemmKernel kernel);
 
