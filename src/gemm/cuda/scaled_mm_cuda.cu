@@ -149,13 +149,9 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo info = cuda_device_info(args.device.index);
   const GemmChoice chosen = choose(args, info);
-  if (chosen.fp8_fast_accum != args.fp8_fast_accum) {  // a fast-table row that runs the precise kernel
-    ScaledMmArgs precise = args;
-    precise.fp8_fast_accum = false;
-    if (try_kernel(chosen.kernel, precise, info)) return;
-  } else if (try_kernel(chosen.kernel, args, info)) {
-    return;
-  }
+  ScaledMmArgs run = args;
+  run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where a fast-table row runs the precise kernel
+  if (try_kernel(chosen.kernel, run, info)) return;
   scaled_mm_fallback_cuda(args);
 }
 
