@@ -297,7 +297,8 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast fp8 kernels are sm_90a";
   int ran = 0;
   for (detail::GemmKernel kernel :
-       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow}) {
+       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow,
+        detail::GemmKernel::kSm90Small1x2, detail::GemmKernel::kSm90Small2x1}) {
     for (const FastShape& s : {FastShape{2, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {
         for (int granularity = 0; granularity < 4; ++granularity) {
@@ -326,7 +327,7 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
       }
     }
   }
-  EXPECT_EQ(ran, 3 * 3 * 2 * 4 * 2);
+  EXPECT_EQ(ran, 5 * 3 * 2 * 4 * 2);
 }
 
 // The fast path enqueues one kernel, no workspace, no allocation: it can be
@@ -365,8 +366,9 @@ TEST(ScaledMmFp8FastKernels, GraphCaptureAndReplay) {
   }
 }
 
-// The sm_90 fast table: the skinny kernel up to M = 16 (precise), int8's
-// tiles above, except M = 129–256 with N < 6144 (the precise 64×128 kernel).
+// The sm_90 fast table on this GPU: the skinny kernel up to M = 16
+// (precise), int8's tiles above, except M = 193–256 with N < 6144 (the
+// precise 64×128 kernel). The whole table, GPU-free: test_gemm_dispatch_table.cpp.
 TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast table is sm_90's";
@@ -379,7 +381,9 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
   const GemmKernel at_1024 =
       detail::ragged_last_wave(1024, 4096, sm_count) ? GemmKernel::kSm90Square : GemmKernel::kSm90Wide;
-  for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSkinny}, Want{64, 4096, 4096, GemmKernel::kSm90Narrow},
+  const GemmKernel at_64 =
+      detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
+  for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSkinny}, Want{64, 4096, 4096, at_64},
                         Want{256, 4096, 4096, GemmKernel::kSm90Square}, Want{1024, 4096, 4096, at_1024},
                         Want{4096, 4096, 4096, GemmKernel::kSm90Wide}}) {
     detail::ScaledMmArgs args;
@@ -394,7 +398,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     args.fp8_fast_accum = true;
     args.device = kGpu;
     EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), w.kernel) << w.m << "x" << w.n << "x" << w.k;
-    // M = 129–256 with N < 6144 runs the precise 64×128 kernel (faster there); N ≥ 6144 stays fast.
+    // M = 193–256 with N < 6144 runs the precise 64×128 kernel (faster there); N ≥ 6144 stays fast.
     EXPECT_EQ(detail::scaled_mm_cuda_choice(args).fp8_fast_accum, w.m != 256 && w.m > 16) << w.m;
     if (w.m == 256) {
       args.n = args.ldo = 6144;

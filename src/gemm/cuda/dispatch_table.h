@@ -7,6 +7,7 @@
 // sm80_configs.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -14,115 +15,215 @@
 
 namespace qgemm::detail {
 
+// A rule's condition on how the problem's tiles fill the GPU's SMs.
+enum class Waves : uint8_t {
+  kAny,
+  // 128×256 tiles leave the last wave less than half full (ragged_last_wave).
+  kWideRagged,
+  // 128×128 tiles need more than one wave and less than one and a half
+  // (square_tiles_ragged).
+  kSquareRagged,
+  // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
+  kSmallOneWave,
+};
+
 struct GemmRule {
   int64_t max_m;  // the rule applies when M ≤ max_m …
-  int64_t min_n;  // … and N ≥ min_n …
+  int64_t min_n;  // … and min_n ≤ N ≤ max_n …
+  int64_t max_n;
   GemmKernel kernel;
   const char* why;
-  // … and, if set, only when the 128×256 tiling fills its last wave of SMs
-  // less than half (ragged_last_wave in scaled_mm_cuda.cu).
-  bool only_ragged_wide_waves = false;
+  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
   // fp8 fast-accumulation table only: run the precise kernel (Fp8Accumulation
   // kFast permits the faster mode; where the precise kernel is faster, it runs).
   bool runs_precise_fp8 = false;
 };
 
+constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
+  return ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+}
+
 // True when ceil(M/128)·ceil(N/256) tiles on `sm_count` SMs leave the last
 // wave less than half full (e.g. 1024×6144: 192 tiles = 1.45 waves on 132).
 constexpr bool ragged_last_wave(int64_t m, int64_t n, int sm_count) {
-  const int64_t tiles = ((m + 127) / 128) * ((n + 255) / 256);
+  const int64_t tiles = tile_count(m, n, 128, 256);
   const int64_t last = tiles % sm_count;
   return sm_count > 0 && last != 0 && 2 * last < sm_count;
 }
 
+// True when 128×128 tiles need between one and one and a half waves (e.g.
+// 256×10240: 160 tiles on 132 SMs), where a second, mostly idle wave costs
+// nearly as much as the first.
+constexpr bool square_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = tile_count(m, n, 128, 128);
+  return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
+}
+
+// True when 64×64 tiles fit in one wave (M ≤ 64: N ≤ 8448 on 132 SMs).
+constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
+  return tile_count(m, n, 64, 64) <= sm_count;
+}
+
+constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
+  switch (waves) {
+    case Waves::kAny: return true;
+    case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
+    case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
+    case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
+  }
+  return false;
+}
+
+// The first rule of `rules` that holds for an M×N problem on `sm_count`
+// SMs, or nullptr (then the fallback runs).
+template <size_t N>
+constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
+  for (const GemmRule& rule : rules) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
+      return &rule;
+    }
+  }
+  return nullptr;
+}
+
 constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();
+constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 
 // Hopper (sm_90a). Chosen from `qgemm bench gemm --sweep` on an H100 SXM
-// (bench/results/gemm-h100-sweep.json: every config timed on every shape).
+// (bench/results/gemm-h100-sweep.json: every config timed on every shape;
+// M ≤ 256 on the smaller weights: bench/results/gemm-h100-sweep-small-m.json).
+// The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
-    {16, 0, GemmKernel::kSkinny,
+    {16, 0, kAnyN, GemmKernel::kSkinny,
      "M ≤ 16 (decode; M = 1 is also below the CUTLASS kernels' M ≥ 2): the persistent skinny kernel "
      "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
      "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
      "slower only at N = 8192 (1–16 %, docs/gemm.md)"},
-    {128, 0, GemmKernel::kSm90Narrow,
-     "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work and give the "
-     "most CTAs along N; TMA keeps enough bytes in flight"},
-    {512, 0, GemmKernel::kSm90Square,
+    {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
+     "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
+     "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
+     "than one wave 64×128 stayed faster (32×10240×8192 39.4 vs 42.3, 32×28672×4096 49.8 vs 52.5)",
+     Waves::kSmallOneWave},
+    {64, 0, kAnyN, GemmKernel::kSm90Narrow,
+     "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work; TMA keeps enough "
+     "bytes in flight"},
+    {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
+     "M = 65–128: 64×64 tiles whose two M tiles share the weight tile by multicast, 2·N/64 CTAs — "
+     "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
+     "128×28672×4096 54.9 → 49.9, 96×4096×14336 42.2 → 31.7; 3–4 % slower than 64×128 at "
+     "96×6144×4096 and 96×8192×8192"},
+    {192, 0, 6143, GemmKernel::kSm90Narrow,
+     "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
+     "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
+    {256, 0, kAnyN, GemmKernel::kSm90Wide,
+     "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×256 tiles "
+     "in one wave — 129×10240×8192 66.0 → 48.1 µs, 192×… 56.4 → 48.5, 256×… 53.4 → 49.0",
+     Waves::kSquareRagged},
+    {512, 0, kAnyN, GemmKernel::kSm90Square,
      "128×128 ping-pong was fastest at M = 256 and 512 on every (N, K): 128×256 tiles leave SMs idle"},
-    {1024, 0, GemmKernel::kSm90Square,
+    {1024, 0, kAnyN, GemmKernel::kSm90Square,
      "M ≤ 1024 where 128×256 tiles leave the last wave of SMs less than half full: 128×128 ping-pong "
      "(twice the tiles) — 1024×6144×4096 (1.45 waves) 50 → 41 µs, 1024×10240×8192 (2.4 waves) "
      "133 → 124 µs on the H100; where the waves are full (N = 8192, 28672) 128×256 stayed faster",
-     true},
-    {kAnyM, 0, GemmKernel::kSm90Wide,
+     Waves::kWideRagged},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
      "compute-bound: 128×256 cooperative tiles, the highest MMA per shared-memory byte (fastest at "
      "M = 1024 with N = 4096 and at most M = 2048 / 4096 shapes; within 1–6 % of 128×128 elsewhere)"},
 };
 
 // Precise fp8: "wide" is 128×128 cooperative, "square" 64×128 ping-pong
-// (cluster 2×1), "narrow" 64×128 ping-pong (cluster 1×2), all three with the
-// overlapped promotion, and "wide192" 128×192 cooperative without it (see
-// sm90_configs.h: the precise mainloop needs two or three accumulator sets).
-// From `qgemm bench gemm --sweep` over M = 256 … 8192 on the H100
-// (bench/results/gemm-h100-sweep-fp8.json).
+// (cluster 2×1), "narrow" 64×128 ping-pong (cluster 1×2), "small" 64×64
+// ping-pong, all with the overlapped promotion, and "wide192" 128×192
+// cooperative without it (see sm90_configs.h: the precise mainloop needs two
+// or three accumulator sets). From `qgemm bench gemm --sweep` over M = 256 …
+// 8192 on the H100 (bench/results/gemm-h100-sweep-fp8.json) and M ≤ 256 on
+// the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
-    {16, 0, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
-    {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
-    {256, 6144, GemmKernel::kSm90Wide,
+    {16, 0, kAnyN, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
+    {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
+     "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "
+     "64×8192×8192 31.9 → 30.3",
+     Waves::kSmallOneWave},
+    {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
+    {128, 0, 6143, GemmKernel::kSm90Small2x1,
+     "M = 65–128, N < 6144: 64×64 tiles sharing B, as for int8 — 128×4096×4096 15.4 → 12.7 µs, "
+     "128×4096×14336 35.0 → 28.4, 96×4096×14336 42.7 → 31.9"},
+    {128, 0, kAnyN, GemmKernel::kSm90Square,
+     "M = 65–128, N ≥ 6144: 64×128 tiles sharing B (cluster 2×1) — 96×6144×4096 19.9 → 16.2 µs, "
+     "96×28672×4096 60.9 → 50.5, 128×8192×8192 32.9 → 31.1 (64×64 was 7 % faster at 128×10240×8192 "
+     "only)"},
+    {192, 0, 6143, GemmKernel::kSm90Narrow,
+     "M = 129–192, N < 6144: three 64-row tiles along M, as for int8 — 129×4096×14336 50.5 → 41.6 "
+     "µs, 192×4096×14336 43.1 → 39.1"},
+    {256, 0, kAnyN, GemmKernel::kSm90Wide192,
+     "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
+     "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
+     Waves::kSquareRagged},
+    {256, 6144, kAnyN, GemmKernel::kSm90Wide,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
-    {256, 0, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
-    {2048, 0, GemmKernel::kSm90Wide,
+    {256, 0, kAnyN, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
+    {2048, 0, kAnyN, GemmKernel::kSm90Wide,
      "128×128 cooperative, overlapped promotion: faster than 128×192 at 20 of 24 shapes with "
      "M = 512–2048 (by up to 38 %: 512×8192×28672 187 vs 303 µs)"},
-    {kAnyM, 8192, GemmKernel::kSm90Wide192,
+    {kAnyM, 8192, kAnyN, GemmKernel::kSm90Wide192,
      "M > 2048, N ≥ 8192: many waves of tiles, where 128×192's fewer shared-memory bytes per MAC "
      "win: 2–22 % faster at 6 of 10 shapes (8192×57344×8192 8476 → 6923 µs), equal at "
      "8192×10240×8192, 7–8 % slower at 4096×8192×8192 and 4096×10240×8192"},
-    {kAnyM, 0, GemmKernel::kSm90Wide,
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
      "M > 2048, N ≤ 6144: 128×128 was faster at 5 of 6 shapes (4096×4096×14336 404 vs 481 µs)"},
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum):
 // int8's table, plus one row. With one accumulator set fp8 runs on int8's
-// tiles (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow behind
-// kSm90Wide / kSm90Square / kSm90Narrow) with int8's registers, shared-memory
-// bytes per MAC and wgmma rate, so int8's measured buckets apply; a sweep of
-// five shapes (bench/results/gemm-h100-sweep-fp8fast.json) confirmed the
-// 128×256 / 128×128 choices, and the fast 64×128 tile took M = 17..128 from
-// 0.68–1.0× to 0.78–1.02× cuBLASLt fp8 (H100). M ≤ 16 runs the skinny
+// tiles (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow /
+// Fp8FastSmall* behind kSm90Wide / kSm90Square / kSm90Narrow / kSm90Small*)
+// with int8's registers, shared-memory bytes per MAC and wgmma rate, so
+// int8's measured buckets apply; sweeps (bench/results/gemm-h100-sweep-fp8fast.json,
+// gemm-h100-sweep-small-m.json) confirmed them. M ≤ 16 runs the skinny
 // kernel: mma.sync has no separate fast mode (each m16n8k32 returns its sum
 // to an fp32 register every 32 products, finer than the precise wgmma
 // mainloop's promotion), so that result is the precise one. So is the
-// result at M = 129–256 with N < 6144, where the precise 64×128 ping-pong
+// result at M = 193–256 with N < 6144, where the precise 64×128 ping-pong
 // kernel (overlapped promotion) beats every fast tile.
 constexpr GemmRule kSm90Fp8FastRules[] = {
-    {16, 0, GemmKernel::kSkinny, "M ≤ 16 (decode): the skinny kernel, as for int8 (its result is the precise one)",
-     false, true},
-    {128, 0, GemmKernel::kSm90Narrow, "bandwidth-bound: fast 64×128 ping-pong, as for int8"},
-    {256, 6144, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
-    {256, 0, GemmKernel::kSm90Square,
-     "N < 6144: the precise 64×128 ping-pong (cluster 2×1) is faster than the fast 128×128 tile — "
-     "H100, same call (bench/results/gemm-h100.json at 084ddbe): 256×4096×4096 14.8 vs 17.5 µs, "
-     "256×4096×14336 34.3 vs 42.1 µs — so it runs, with its precise result",
-     false, true},
-    {512, 0, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
-    {1024, 0, GemmKernel::kSm90Square, "fast 128×128 ping-pong where 128×256 leaves a ragged last wave, as for int8",
-     true},
-    {kAnyM, 0, GemmKernel::kSm90Wide, "compute-bound: fast 128×256 cooperative, as for int8"},
+    {16, 0, kAnyN, GemmKernel::kSkinny,
+     "M ≤ 16 (decode): the skinny kernel, as for int8 (its result is the precise one)", Waves::kAny, true},
+    {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
+     "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 32.7 → 28.5 µs",
+     Waves::kSmallOneWave},
+    {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: fast 64×128 ping-pong, as for int8"},
+    {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
+     "M = 65–128: 64×64 tiles sharing B, as for int8 — 128×4096×14336 34.9 → 28.1 µs, "
+     "128×10240×8192 45.7 → 39.6"},
+    {192, 0, 6143, GemmKernel::kSm90Narrow,
+     "M = 129–192, N < 6144: fast 64×128, as for int8 — 129×4096×14336 50.5 → 41.0 µs"},
+    {256, 0, kAnyN, GemmKernel::kSm90Wide,
+     "M ≤ 256 where 128×128 tiles need 1–1.5 waves: fast 128×256, as for int8 — 129×10240×8192 "
+     "66.0 → 48.3 µs",
+     Waves::kSquareRagged},
+    {256, 6144, kAnyN, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
+    {256, 0, kAnyN, GemmKernel::kSm90Square,
+     "M = 193–256, N < 6144: the precise 64×128 ping-pong (cluster 2×1) is faster than every fast "
+     "tile — H100, same call: 256×4096×4096 14.5 µs against 16.1 (fast 64×64), 256×4096×14336 "
+     "34.6 against 41.9 — so it runs, with its precise result",
+     Waves::kAny, true},
+    {512, 0, kAnyN, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
+    {1024, 0, kAnyN, GemmKernel::kSm90Square,
+     "fast 128×128 ping-pong where 128×256 leaves a ragged last wave, as for int8", Waves::kWideRagged},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "compute-bound: fast 128×256 cooperative, as for int8"},
 };
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {
-    {16, 0, GemmKernel::kSkinny, "weight-bandwidth-bound (see sm90)"},
-    {128, 0, GemmKernel::kSm80Small, "64×128 tiles: twice the CTAs of 128×128 at small M"},
-    {kAnyM, 0, GemmKernel::kSm80Large, "128×128×64, 3 stages: CUTLASS's best int8 tile on A100"},
+    {16, 0, kAnyN, GemmKernel::kSkinny, "weight-bandwidth-bound (see sm90)"},
+    {128, 0, kAnyN, GemmKernel::kSm80Small, "64×128 tiles: twice the CTAs of 128×128 at small M"},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm80Large, "128×128×64, 3 stages: CUTLASS's best int8 tile on A100"},
 };
 
 // Ada, fp8 (sm_89): mma.sync e4m3 in the skinny kernel; no CUTLASS Ada
 // kernel yet, so larger M runs on the fallback.
 constexpr GemmRule kSm89Fp8Rules[] = {
-    {64, 0, GemmKernel::kSkinny, "mma.sync e4m3 (sm_89+), bandwidth-bound"},
+    {64, 0, kAnyN, GemmKernel::kSkinny, "mma.sync e4m3 (sm_89+), bandwidth-bound"},
 };
 
 }  // namespace qgemm::detail

@@ -19,11 +19,13 @@ enum class GemmKernel : uint8_t {
   kSm90Wide,    // 128×256×128, cluster 2×1, cooperative (precise fp8: 128×128×128)
   kSm90Square,  // 128×128×128, cluster 2×1, ping-pong (precise fp8: 64×128×128)
   kSm90Narrow,  // 64×128×128, cluster 1×2, ping-pong
+  kSm90Small1x2,  // 64×64×128, cluster 1×2, ping-pong
+  kSm90Small2x1,  // 64×64×128, cluster 2×1, ping-pong
   kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
   kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
   kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
 };
-constexpr int kGemmKernelCount = 8;
+constexpr int kGemmKernelCount = 10;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -34,8 +36,9 @@ bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Square and
-// kSm90Narrow on the int8 tiles (sm90_configs.h); false for any other kernel.
+// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Square,
+// kSm90Narrow, kSm90Small1x2 and kSm90Small2x1 on the int8 tiles
+// (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);

@@ -54,6 +54,8 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm90Wide:
     case GemmKernel::kSm90Square:
     case GemmKernel::kSm90Narrow:
+    case GemmKernel::kSm90Small1x2:
+    case GemmKernel::kSm90Small2x1:
     case GemmKernel::kSm90Wide192:
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
@@ -87,12 +89,9 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  for (const GemmRule& rule : rules) {
-    if (args.m > rule.max_m || args.n < rule.min_n) continue;
-    if (rule.only_ragged_wide_waves && !ragged_last_wave(args.m, args.n, info.sm_count)) continue;
-    return {rule.kernel, args.fp8_fast_accum && !rule.runs_precise_fp8};
-  }
-  return {GemmKernel::kFallback, args.fp8_fast_accum};
+  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
+  if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
+  return {rule->kernel, args.fp8_fast_accum && !rule->runs_precise_fp8};
 }
 
 // The table's choice for this problem on this device.
@@ -116,6 +115,8 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
     case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
     case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
+    case GemmKernel::kSm90Small1x2: return "sm90-64x64-pingpong-1x2";
+    case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm80Large: return "sm80-128x128";
     case GemmKernel::kSm80Small: return "sm80-64x128";

@@ -2,8 +2,8 @@
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the configs of their input type for one (input, output) dtype pair (int8:
-// 3, precise fp8: 4), sm90_fp8fast_*.cu the three fast-accumulation fp8
-// configs (3 × 2 kernels): 20 in all.
+// 5, precise fp8: 6), sm90_fp8fast_*.cu the five fast-accumulation fp8
+// configs (5 × 2 kernels): 32 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -59,6 +59,25 @@ using Square = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm:
 using Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                       cutlass::epilogue::TmaWarpSpecialized>;
 
+// kSm90Small1x2 / kSm90Small2x1 — M ≤ 128 on weights too small to fill the
+// GPU with 64×128 tiles. A 64×64 tile gives twice Narrow's CTAs along N
+// (M ≤ 64, N = 4096: 64 instead of 32 of 132 SMs; M = 65–128: 128 instead
+// of 64), so twice the SMs pull the weight; each CTA streams half the bytes.
+// Cluster 1×2 (one M tile: neighbours along N share A) for M ≤ 64; cluster
+// 2×1 (the two M tiles of M = 65–128 share the weight tile B through TMA
+// multicast, so B leaves L2 once) above. H100, same call: 128×4096×14336
+// int8 35.1 → 28.3 µs, 64×4096×14336 32.9 → 28.6 (dispatch_table.h has the
+// rest). The same tiles for precise fp8 (overlapped promotion: 3 × 32
+// accumulator registers) and fast fp8.
+using Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                        cutlass::epilogue::TmaWarpSpecialized>;
+using Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                        cutlass::epilogue::TmaWarpSpecialized>;
+using Fp8Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                           cutlass::epilogue::TmaWarpSpecialized, true>;
+using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                           cutlass::epilogue::TmaWarpSpecialized, true>;
+
 // fp8 replacements for the two 128-row configs. The fp8 mainloop without
 // "fast accumulation" keeps two accumulator sets (wgmma's, promoted into
 // fp32 every few k-blocks: see docs/gemm.md), so a warpgroup owning 64×256
@@ -100,7 +119,8 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // base classes.
 // kSm90Wide → FastWide: 128×256×128 cooperative, cluster 2×1 (= Wide);
 // kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square);
-// kSm90Narrow → FastNarrow: 64×128×128 ping-pong, cluster 1×2 (= Narrow).
+// kSm90Narrow → FastNarrow: 64×128×128 ping-pong, cluster 1×2 (= Narrow);
+// kSm90Small1x2 / kSm90Small2x1 → FastSmall1x2 / FastSmall2x1 (64×64×128).
 using Fp8FastWide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>,
                            cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
@@ -110,5 +130,11 @@ using Fp8FastSquare = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>,
 using Fp8FastNarrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>,
                              cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
                              cutlass::epilogue::TmaWarpSpecialized>;
+using Fp8FastSmall1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>,
+                               cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                               cutlass::epilogue::TmaWarpSpecialized>;
+using Fp8FastSmall2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>,
+                               cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                               cutlass::epilogue::TmaWarpSpecialized>;
 
 }  // namespace qgemm::detail::sm90

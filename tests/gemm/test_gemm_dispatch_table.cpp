@@ -1,0 +1,124 @@
+// The sm_90 dispatch tables (src/gemm/cuda/dispatch_table.h) as data, on
+// every build (no GPU needed): for an H100's 132 SMs, the shapes behind each
+// rule's measurement pick the kernel the rule names, and the wave predicates
+// draw their lines where their comments say.
+#include <gtest/gtest.h>
+
+#include "gemm/cuda/dispatch_table.h"
+
+namespace qgemm {
+namespace {
+
+using detail::GemmKernel;
+using detail::GemmRule;
+
+constexpr int kH100Sms = 132;
+
+struct Pick {
+  int64_t m, n;
+  GemmKernel kernel;
+  bool precise = false;  // fast table only: the rule runs the precise kernel
+};
+
+template <size_t N>
+void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table) {
+  for (const Pick& p : picks) {
+    const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
+    ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
+    EXPECT_EQ(rule->kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
+    EXPECT_EQ(rule->runs_precise_fp8, p.precise) << table << " " << p.m << "x" << p.n;
+  }
+}
+
+TEST(GemmDispatchTable, WavePredicates) {
+  // 64×64 tiles in one wave: M ≤ 64 up to N = 132·64 = 8448.
+  EXPECT_TRUE(detail::small_tiles_fit_one_wave(64, 8448, kH100Sms));
+  EXPECT_FALSE(detail::small_tiles_fit_one_wave(64, 8464, kH100Sms));
+  EXPECT_FALSE(detail::small_tiles_fit_one_wave(65, 4224 + 64, kH100Sms));
+  // 128×128 tiles in 1–1.5 waves: 160 at 256×10240 yes; 128 (one wave) and
+  // 448 (3.4 waves) no.
+  EXPECT_TRUE(detail::square_tiles_ragged(256, 10240, kH100Sms));
+  EXPECT_TRUE(detail::square_tiles_ragged(129, 10240, kH100Sms));
+  EXPECT_FALSE(detail::square_tiles_ragged(256, 8192, kH100Sms));
+  EXPECT_FALSE(detail::square_tiles_ragged(256, 28672, kH100Sms));
+  EXPECT_FALSE(detail::square_tiles_ragged(256, 12800, kH100Sms));  // 200 tiles: ≥ 1.5 waves
+  // 128×256 tiles with a less than half full last wave (1024×6144: 192 tiles).
+  EXPECT_TRUE(detail::ragged_last_wave(1024, 6144, kH100Sms));
+  EXPECT_FALSE(detail::ragged_last_wave(1024, 8192, kH100Sms));
+  // No SMs reported: no wave condition holds.
+  EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
+  EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
+}
+
+TEST(GemmDispatchTable, Sm90Int8) {
+  expect_picks(detail::kSm90Int8Rules,
+               {{1, 4096, GemmKernel::kSkinny},
+                {16, 57344, GemmKernel::kSkinny},
+                {17, 4096, GemmKernel::kSm90Small1x2},
+                {64, 8192, GemmKernel::kSm90Small1x2},
+                {64, 10240, GemmKernel::kSm90Narrow},
+                {32, 28672, GemmKernel::kSm90Narrow},
+                {65, 4096, GemmKernel::kSm90Small2x1},
+                {128, 28672, GemmKernel::kSm90Small2x1},
+                {129, 4096, GemmKernel::kSm90Narrow},
+                {192, 4096, GemmKernel::kSm90Narrow},
+                {129, 6144, GemmKernel::kSm90Square},
+                {193, 4096, GemmKernel::kSm90Square},
+                {129, 10240, GemmKernel::kSm90Wide},
+                {256, 10240, GemmKernel::kSm90Wide},
+                {256, 28672, GemmKernel::kSm90Square},
+                {512, 10240, GemmKernel::kSm90Square},
+                {1024, 6144, GemmKernel::kSm90Square},
+                {1024, 8192, GemmKernel::kSm90Wide},
+                {8192, 8192, GemmKernel::kSm90Wide}},
+               "int8");
+}
+
+TEST(GemmDispatchTable, Sm90Fp8Precise) {
+  expect_picks(detail::kSm90Fp8Rules,
+               {{16, 4096, GemmKernel::kSkinny},
+                {64, 4096, GemmKernel::kSm90Small1x2},
+                {64, 10240, GemmKernel::kSm90Narrow},
+                {96, 4096, GemmKernel::kSm90Small2x1},
+                {128, 6144, GemmKernel::kSm90Square},
+                {128, 28672, GemmKernel::kSm90Square},
+                {129, 4096, GemmKernel::kSm90Narrow},
+                {192, 4096, GemmKernel::kSm90Narrow},
+                {193, 4096, GemmKernel::kSm90Square},
+                {192, 10240, GemmKernel::kSm90Wide192},
+                {256, 6144, GemmKernel::kSm90Wide},
+                {256, 28672, GemmKernel::kSm90Wide},
+                {2048, 8192, GemmKernel::kSm90Wide},
+                {4096, 8192, GemmKernel::kSm90Wide192},
+                {4096, 6144, GemmKernel::kSm90Wide}},
+               "fp8");
+}
+
+TEST(GemmDispatchTable, Sm90Fp8Fast) {
+  expect_picks(detail::kSm90Fp8FastRules,
+               {{16, 4096, GemmKernel::kSkinny, true},
+                {64, 4096, GemmKernel::kSm90Small1x2},
+                {64, 28672, GemmKernel::kSm90Narrow},
+                {128, 10240, GemmKernel::kSm90Small2x1},
+                {160, 4096, GemmKernel::kSm90Narrow},
+                {256, 4096, GemmKernel::kSm90Square, true},
+                {256, 6144, GemmKernel::kSm90Square},
+                {256, 10240, GemmKernel::kSm90Wide},
+                {1024, 6144, GemmKernel::kSm90Square},
+                {8192, 8192, GemmKernel::kSm90Wide}},
+               "fp8 fast");
+}
+
+TEST(GemmDispatchTable, EveryShapeHasARule) {
+  // The last row of each sm_90 table takes any shape.
+  for (int64_t m : {1, 2, 17, 100, 1000, 100000}) {
+    for (int64_t n : {16, 48, 4096, 100000}) {
+      EXPECT_NE(detail::pick_rule(detail::kSm90Int8Rules, m, n, kH100Sms), nullptr);
+      EXPECT_NE(detail::pick_rule(detail::kSm90Fp8Rules, m, n, kH100Sms), nullptr);
+      EXPECT_NE(detail::pick_rule(detail::kSm90Fp8FastRules, m, n, kH100Sms), nullptr);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qgemm
