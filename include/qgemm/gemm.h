@@ -44,7 +44,7 @@ namespace qgemm {
 // result for either value, and so does every GPU kernel that has no faster
 // fp8 variant (M ≤ 16 on sm_90a, every fp8 kernel off Hopper), and the
 // precise kernel wherever the dispatch table measured it faster than every
-// fast one (sm_90a: M = 129–256 with N < 6144). kFast permits the faster
+// fast one (sm_90a: M = 193–256 with N < 6144). kFast permits the faster
 // mode; it never makes a call slower. For int8
 // inputs the value is ignored: the int32 accumulation is exact, which meets
 // either request.

@@ -38,7 +38,7 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, o
     M > 256), with an error that grows with K (docs/gemm.md). The CPU
     backend and int8 inputs give the precise result either way, and so do
     the shapes where the precise kernel is the faster one (M <= 16, and
-    M = 129-256 with N < 6144 on sm_90a). Returns out."""
+    M = 193-256 with N < 6144 on sm_90a). Returns out."""
     fast_accum = bool(fast_accum)
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
