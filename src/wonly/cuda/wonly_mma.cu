@@ -166,7 +166,10 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   }
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: it becomes the output tile
-  if (gridDim.z > 1 && !reduce_split_k<kMT, kNB>(acc, reinterpret_cast<float*>(smem))) return;
+  if (gridDim.z > 1) {
+    reduce_and_store_split_k<kBf16, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
+    return;
+  }
   store_tile<kBf16, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
 }
 

@@ -1,10 +1,12 @@
 // wonly_split_k.cuh — split K across a thread-block cluster (sm_90), shared
 // by the weight-only kernels: when a problem has too few output tiles to
 // fill the GPU, `splits` CTAs of one cluster (grid z) take disjoint parts of
-// K for the same tile; every CTA but rank 0 leaves its partial sums in its
-// own shared memory and rank 0 adds them in rank order through distributed
-// shared memory — a fixed order, so results are deterministic — then writes
-// the output alone. No global workspace, no atomics, graph-capturable.
+// K for the same tile and leave their partial sums in their own shared
+// memory; they are added in rank order through distributed shared memory —
+// a fixed order, so results are deterministic — by rank 0 (the decode
+// kernel) or by every CTA for its slice of the tile (the tensor-core
+// kernels: wonly_tile.cuh, reduce_and_store_split_k). No global workspace,
+// no atomics, graph-capturable.
 #pragma once
 
 #include <cooperative_groups.h>

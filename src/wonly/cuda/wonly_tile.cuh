@@ -2,7 +2,7 @@
 // weight-only kernels (wonly_mma.cu: mma.sync, sm_80+; wonly_wgmma.cu:
 // wgmma, sm_90a). Both kernels have 256 threads and a block tile of
 // kBN = 128 weight rows × kBM tokens × kBK = 64 k, and share the split-K
-// reduction inside a cluster, the block tile order and the coalesced output
+// epilogue inside a cluster, the block tile order and the coalesced output
 // store. The cp.async load plan is wonly_mma's (wonly_wgmma loads by TMA and
 // wonly_param_blocks.cuh): its ring slot (`Stage`) holds
 //   act  [kBM tokens][64 k] T   16-byte chunks; tokens past M, k past K zero-filled
@@ -141,10 +141,13 @@ struct LoadPlan {
 // token rows a warp's store touches land 8 banks apart), then written to
 // global memory 8 outputs (16 bytes) per store; element stores at the N edge
 // or when the output rows are not 16-byte aligned.
+// Only the tile's token blocks [block_lo, block_hi) (8 tokens each) are
+// written: a split-K cluster stores its tile in slices (reduce_and_store_split_k).
 template <bool kBf16, int kBM, int kMT, int kNB>
 __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const float (&acc)[kMT][kNB][4],
                                            unsigned char* smem, int64_t token_base, int64_t row_base,
-                                           int warp_rows, int warp_tokens, int g, int t) {
+                                           int warp_rows, int warp_tokens, int g, int t, int block_lo = 0,
+                                           int block_hi = kBM / 8) {
   constexpr int kOutLd = kTileRows + 8;
   auto* tile = reinterpret_cast<uint16_t(*)[kOutLd]>(smem);
 #pragma unroll
@@ -157,6 +160,8 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
       const float bias = has_bias ? load_act<kBf16>(args.bias, row) : 0.0f;
 #pragma unroll
       for (int nb = 0; nb < kNB; ++nb) {
+        const int block = warp_tokens / 8 + nb;
+        if (block < block_lo || block >= block_hi) continue;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           tile[warp_tokens + 8 * nb + 2 * t + e][r] = output_bits<kBf16>(acc[mt][nb][2 * h + e], has_bias, bias);
@@ -167,8 +172,9 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
   __syncthreads();
   auto* out = static_cast<uint16_t*>(args.out);
   const bool vector_ok = ((reinterpret_cast<uintptr_t>(out) | static_cast<uintptr_t>(args.ldo * 2)) & 15) == 0;
+  const int first = 8 * block_lo * (kTileRows / 8), last = 8 * block_hi * (kTileRows / 8);
 #pragma unroll
-  for (int i = threadIdx.x; i < kBM * (kTileRows / 8); i += kTileThreads) {
+  for (int i = first + threadIdx.x; i < last; i += kTileThreads) {
     const int r = i / (kTileRows / 8), c = i % (kTileRows / 8);
     const int64_t token = token_base + r, row = row_base + 8 * c;
     if (token >= args.m || row >= args.n) continue;
@@ -181,40 +187,59 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
   }
 }
 
-// Bytes of shared memory store_tile and reduce_split_k need.
+// Bytes of shared memory store_tile and reduce_and_store_split_k need.
 template <int kBM, int kAccRegs>
 constexpr int epilogue_smem_bytes() {
   const int tile = kBM * (kTileRows + 8) * 2, partial = kAccRegs * kTileThreads * 4;
   return tile > partial ? tile : partial;
 }
 
-// Split-K reduction inside a thread-block cluster (sm_90): every CTA but the
-// leader (rank 0) leaves its accumulators in its own shared memory, laid out
-// [register][thread] (consecutive threads, consecutive words); the leader
-// adds them in rank order — a fixed order, so the result is deterministic —
-// through distributed shared memory, then runs the epilogue alone. The
-// second cluster barrier keeps the peers' shared memory alive until the
-// leader has read it. No global workspace, no atomics. Returns whether this
-// CTA writes the output.
-template <int kMT, int kNB>
-__device__ __forceinline__ bool reduce_split_k(float (&acc)[kMT][kNB][4], float* partial) {
+// Split-K epilogue inside a thread-block cluster (sm_90): every CTA leaves
+// its partial sums in its own shared memory, laid out [register][thread]
+// (consecutive threads, consecutive words). Then each CTA takes an equal
+// slice of the tile's token blocks (rank r: blocks [r·B/S, (r+1)·B/S) of
+// B = kBM/8, S = the cluster's CTAs), adds the partials of ranks 0, 1, …,
+// S−1 in that order through distributed shared memory — a fixed order, so
+// the result is deterministic and the same as one CTA adding all ranks into
+// rank 0's sums — and stores that slice of the output tile. The DSMEM reads
+// and the epilogue are spread over the S CTAs (rank 0 alone adding S−1
+// peers kept 7 of 8 CTAs waiting at the cluster barrier: 43 % of the warp
+// stall samples at (N, K) = (4096, 4096), M = 64). The second cluster
+// barrier keeps every partial alive until all slices have read it; only
+// then is the shared memory reused for the output tile. No global
+// workspace, no atomics.
+template <bool kBf16, int kBM, int kMT, int kNB>
+__device__ __forceinline__ void reduce_and_store_split_k(const WeightOnlyArgs& args, float (&acc)[kMT][kNB][4],
+                                                         unsigned char* smem, int64_t token_base, int64_t row_base,
+                                                         int warp_rows, int warp_tokens, int g, int t) {
   constexpr int kRegs = kMT * kNB * 4;
-  const unsigned rank = cluster_rank();
+  float* partial = reinterpret_cast<float*>(smem);
   float* flat = &acc[0][0][0];
-  if (rank != 0) {
 #pragma unroll
-    for (int i = 0; i < kRegs; ++i) partial[i * kTileThreads + threadIdx.x] = flat[i];
-  }
+  for (int i = 0; i < kRegs; ++i) partial[i * kTileThreads + threadIdx.x] = flat[i];
   cluster_sync();
-  if (rank == 0) {
-    for (unsigned peer = 1; peer < gridDim.z; ++peer) {
-      const float* remote = cluster_peer(partial, peer);
+  const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(cluster_rank());
+  const int block_lo = rank * (kBM / 8) / splits, block_hi = (rank + 1) * (kBM / 8) / splits;
 #pragma unroll
-      for (int i = 0; i < kRegs; ++i) flat[i] += remote[i * kTileThreads + threadIdx.x];
+  for (int mt = 0; mt < kMT; ++mt) {
+#pragma unroll
+    for (int nb = 0; nb < kNB; ++nb) {
+      const int block = warp_tokens / 8 + nb;
+      if (block < block_lo || block >= block_hi) continue;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = (mt * kNB + nb) * 4 + e;
+        float sum = cluster_peer(partial, 0)[i * kTileThreads + threadIdx.x];
+        for (int peer = 1; peer < splits; ++peer) {
+          sum += cluster_peer(partial, static_cast<unsigned>(peer))[i * kTileThreads + threadIdx.x];
+        }
+        acc[mt][nb][e] = sum;
+      }
     }
   }
   cluster_sync();
-  return rank == 0;
+  store_tile<kBf16, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t, block_lo,
+                                   block_hi);
 }
 
 // Block tile order. The grid is (token tiles, row tiles, splits); CTAs are

@@ -316,7 +316,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   fence_accumulators(acc);
   cp_async_wait<0>();
   __syncthreads();  // the ring is free: it becomes the output tile
-  if (gridDim.z > 1 && !reduce_split_k<1, kNB>(acc, reinterpret_cast<float*>(smem))) return;
+  if (gridDim.z > 1) {
+    reduce_and_store_split_k<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
+    return;
+  }
   store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
 #else
   (void)args;
