@@ -220,20 +220,22 @@ __device__ __forceinline__ void reduce_and_store_split_k(const WeightOnlyArgs& a
   cluster_sync();
   const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(cluster_rank());
   const int block_lo = rank * (kBM / 8) / splits, block_hi = (rank + 1) * (kBM / 8) / splits;
+  // Peers outer, registers inner: one peer's loads are independent, so they
+  // are all in flight at once (a register's chain over the peers would pay
+  // the DSMEM latency once per peer and register).
+  for (int peer = 0; peer < splits; ++peer) {
+    const float* remote = cluster_peer(partial, static_cast<unsigned>(peer)) + threadIdx.x;
 #pragma unroll
-  for (int mt = 0; mt < kMT; ++mt) {
+    for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
-    for (int nb = 0; nb < kNB; ++nb) {
-      const int block = warp_tokens / 8 + nb;
-      if (block < block_lo || block >= block_hi) continue;
+      for (int nb = 0; nb < kNB; ++nb) {
+        const int block = warp_tokens / 8 + nb;
+        if (block < block_lo || block >= block_hi) continue;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = (mt * kNB + nb) * 4 + e;
-        float sum = cluster_peer(partial, 0)[i * kTileThreads + threadIdx.x];
-        for (int peer = 1; peer < splits; ++peer) {
-          sum += cluster_peer(partial, static_cast<unsigned>(peer))[i * kTileThreads + threadIdx.x];
+        for (int e = 0; e < 4; ++e) {
+          const float v = remote[((mt * kNB + nb) * 4 + e) * kTileThreads];
+          acc[mt][nb][e] = peer == 0 ? v : acc[mt][nb][e] + v;
         }
-        acc[mt][nb][e] = sum;
       }
     }
   }
