@@ -492,6 +492,27 @@ TEST(WeightOnlySplitK, FactorRespectsClusterLimit) {
   EXPECT_EQ(split_k_factor(KernelInfo{90, 264, 8}, 200, 64, 8), 1);  // the grid already fills half
 }
 
+// The wgmma kernel's split: at most one CTA per SM (132), else 2 where the
+// doubled grid is resident; never past the cluster limit, never on pre-sm_90
+// code, never below min_units per split. Host logic only.
+TEST(WeightOnlySplitK, OnePerSmFactor) {
+  using detail::KernelInfo;
+  using detail::wonly::split_k_factor_one_per_sm;
+  const KernelInfo h100{90, 264, 8};  // two CTAs per SM resident, clusters of 8 fit
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 32, 64, 8), 4);    // 128 CTAs
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 64, 64, 8), 2);    // 128 CTAs
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 128, 64, 8), 2);   // > 132 but resident
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 86, 64, 8), 2);
+  EXPECT_EQ(split_k_factor_one_per_sm(KernelInfo{90, 132, 8}, 132, 86, 64, 8), 1);  // 172 not resident
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 200, 64, 8), 1);
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 16, 64, 8), 8);    // 128 CTAs
+  EXPECT_EQ(split_k_factor_one_per_sm(KernelInfo{90, 264, 4}, 132, 16, 64, 8), 4);  // cluster limit
+  EXPECT_EQ(split_k_factor_one_per_sm(KernelInfo{90, 264, 1}, 132, 32, 64, 8), 1);
+  EXPECT_EQ(split_k_factor_one_per_sm(KernelInfo{80, 264, 8}, 132, 32, 64, 8), 1);  // sm_80 code
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 32, 20, 8), 2);    // 4 splits would get < 8 units
+  EXPECT_EQ(split_k_factor_one_per_sm(h100, 132, 32, 15, 8), 1);
+}
+
 TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t m = 4, n = 32, k = 64;

@@ -56,6 +56,7 @@
 #include <utility>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_param_blocks.cuh"
@@ -404,9 +405,10 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
-  // Split K as the mma.sync kernel does: while the tiles fill at most half
-  // of the resident CTAs, keeping ≥ 8 k tiles per split.
-  const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
+  // Split K while the CTAs stay at most one per SM, keeping ≥ 8 k tiles per
+  // split (split_k_factor_one_per_sm says why).
+  const int splits = split_k_factor_one_per_sm(info, cuda_device_info(args.device.index).sm_count,
+                                               static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
                  activation_map(args, kBM), weight_map(args));
 }
