@@ -1,7 +1,8 @@
 // The sm_90 dispatch tables (src/gemm/cuda/dispatch_table.h) as data, on
 // every build (no GPU needed): for an H100's 132 SMs, the shapes behind each
-// rule's measurement pick the kernel the rule names, and the wave predicates
-// draw their lines where their comments say.
+// rule's measurement pick the kernel the rule names, fp8 fast accumulation
+// runs precise exactly where fp8_fast_runs_precise says, and the wave
+// predicates draw their lines where their comments say.
 #include <gtest/gtest.h>
 
 #include "gemm/cuda/dispatch_table.h"
@@ -17,16 +18,19 @@ constexpr int kH100Sms = 132;
 struct Pick {
   int64_t m, n;
   GemmKernel kernel;
-  bool precise = false;  // fast table only: the rule runs the precise kernel
+  bool precise = false;  // fp8 fast accumulation only: the precise kernel runs
 };
 
+// `fast`: the picks are fp8 fast accumulation's (int8's table, precise where
+// fp8_fast_runs_precise says), and `precise` is checked too.
 template <size_t N>
-void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table) {
+void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table,
+                  bool fast = false) {
   for (const Pick& p : picks) {
     const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
     ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
     EXPECT_EQ(rule->kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
-    EXPECT_EQ(rule->runs_precise_fp8, p.precise) << table << " " << p.m << "x" << p.n;
+    if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(rule->kernel, p.m, p.n), p.precise) << p.m << "x" << p.n;
   }
 }
 
@@ -95,18 +99,21 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
 }
 
 TEST(GemmDispatchTable, Sm90Fp8Fast) {
-  expect_picks(detail::kSm90Fp8FastRules,
+  expect_picks(detail::kSm90Int8Rules,
                {{16, 4096, GemmKernel::kSkinny, true},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {128, 10240, GemmKernel::kSm90Small2x1},
                 {160, 4096, GemmKernel::kSm90Narrow},
+                {192, 4096, GemmKernel::kSm90Narrow},
+                {193, 4096, GemmKernel::kSm90Square, true},
                 {256, 4096, GemmKernel::kSm90Square, true},
                 {256, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide},
+                {257, 4096, GemmKernel::kSm90Square},
                 {1024, 6144, GemmKernel::kSm90Square},
                 {8192, 8192, GemmKernel::kSm90Wide}},
-               "fp8 fast");
+               "fp8 fast", true);
 }
 
 TEST(GemmDispatchTable, EveryShapeHasARule) {
@@ -115,7 +122,6 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
     for (int64_t n : {16, 48, 4096, 100000}) {
       EXPECT_NE(detail::pick_rule(detail::kSm90Int8Rules, m, n, kH100Sms), nullptr);
       EXPECT_NE(detail::pick_rule(detail::kSm90Fp8Rules, m, n, kH100Sms), nullptr);
-      EXPECT_NE(detail::pick_rule(detail::kSm90Fp8FastRules, m, n, kH100Sms), nullptr);
     }
   }
 }

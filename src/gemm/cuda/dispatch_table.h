@@ -34,9 +34,6 @@ struct GemmRule {
   GemmKernel kernel;
   const char* why;
   Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
-  // fp8 fast-accumulation table only: run the precise kernel (Fp8Accumulation
-  // kFast permits the faster mode; where the precise kernel is faster, it runs).
-  bool runs_precise_fp8 = false;
 };
 
 constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
@@ -173,45 +170,27 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M > 2048, N ≤ 6144: 128×128 was faster at 5 of 6 shapes (4096×4096×14336 404 vs 481 µs)"},
 };
 
-// fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum):
-// int8's table, plus one row. With one accumulator set fp8 runs on int8's
-// tiles (sm90_configs.h: Fp8FastWide / Fp8FastSquare / Fp8FastNarrow /
-// Fp8FastSmall* behind kSm90Wide / kSm90Square / kSm90Narrow / kSm90Small*)
-// with int8's registers, shared-memory bytes per MAC and wgmma rate, so
-// int8's measured buckets apply; sweeps (bench/results/gemm-h100-sweep-fp8fast.json,
-// gemm-h100-sweep-small-m.json) confirmed them. M ≤ 16 runs the skinny
-// kernel: mma.sync has no separate fast mode (each m16n8k32 returns its sum
-// to an fp32 register every 32 products, finer than the precise wgmma
-// mainloop's promotion), so that result is the precise one. So is the
-// result at M = 193–256 with N < 6144, where the precise 64×128 ping-pong
-// kernel (overlapped promotion) beats every fast tile.
-constexpr GemmRule kSm90Fp8FastRules[] = {
-    {16, 0, kAnyN, GemmKernel::kSkinny,
-     "M ≤ 16 (decode): the skinny kernel, as for int8 (its result is the precise one)", Waves::kAny, true},
-    {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 32.7 → 28.5 µs",
-     Waves::kSmallOneWave},
-    {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: fast 64×128 ping-pong, as for int8"},
-    {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
-     "M = 65–128: 64×64 tiles sharing B, as for int8 — 128×4096×14336 34.9 → 28.1 µs, "
-     "128×10240×8192 45.7 → 39.6"},
-    {192, 0, 6143, GemmKernel::kSm90Narrow,
-     "M = 129–192, N < 6144: fast 64×128, as for int8 — 129×4096×14336 50.5 → 41.0 µs"},
-    {256, 0, kAnyN, GemmKernel::kSm90Wide,
-     "M ≤ 256 where 128×128 tiles need 1–1.5 waves: fast 128×256, as for int8 — 129×10240×8192 "
-     "66.0 → 48.3 µs",
-     Waves::kSquareRagged},
-    {256, 6144, kAnyN, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
-    {256, 0, kAnyN, GemmKernel::kSm90Square,
-     "M = 193–256, N < 6144: the precise 64×128 ping-pong (cluster 2×1) is faster than every fast "
-     "tile — H100, same call: 256×4096×4096 14.5 µs against 16.1 (fast 64×64), 256×4096×14336 "
-     "34.6 against 41.9 — so it runs, with its precise result",
-     Waves::kAny, true},
-    {512, 0, kAnyN, GemmKernel::kSm90Square, "fast 128×128 ping-pong, as for int8"},
-    {1024, 0, kAnyN, GemmKernel::kSm90Square,
-     "fast 128×128 ping-pong where 128×256 leaves a ragged last wave, as for int8", Waves::kWideRagged},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "compute-bound: fast 128×256 cooperative, as for int8"},
-};
+// fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum)
+// on sm_90 takes its kernel from kSm90Int8Rules: with one accumulator set
+// fp8 runs on int8's tiles (sm90_configs.h: Fp8FastWide / Fp8FastSquare /
+// Fp8FastNarrow / Fp8FastSmall* behind kSm90Wide / kSm90Square / kSm90Narrow
+// / kSm90Small*) with int8's registers, shared-memory bytes per MAC and
+// wgmma rate, so int8's measured buckets apply; sweeps
+// (bench/results/gemm-h100-sweep-fp8fast.json, gemm-h100-sweep-small-m.json)
+// confirmed them. This says where the chosen kernel runs precise instead
+// (kFast permits the faster mode; where the precise kernel is faster, it
+// runs, with its precise result):
+//   - the skinny kernel (M ≤ 16) has no fast mode: each mma.sync m16n8k32
+//     returns its sum to an fp32 register every 32 products, finer than the
+//     precise wgmma mainloop's promotion;
+//   - M = 193–256 with N < 6144, where the table picks kSm90Square: the
+//     precise 64×128 ping-pong (cluster 2×1, overlapped promotion) beats
+//     every fast tile — H100, same call: 256×4096×4096 14.5 µs against 16.1
+//     (fast 64×64), 256×4096×14336 34.6 against 41.9.
+constexpr bool fp8_fast_runs_precise(GemmKernel kernel, int64_t m, int64_t n) {
+  if (kernel == GemmKernel::kSkinny) return true;
+  return kernel == GemmKernel::kSm90Square && m > 192 && m <= 256 && n < 6144;
+}
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {

@@ -60,8 +60,8 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
       if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
-      // Fast accumulation: Wide, Square and Narrow have a fast variant (on
-      // int8's tiles); kSm90Wide192 does not (false: the caller falls back).
+      // Fast accumulation: every config on int8's tiles has a fast variant;
+      // kSm90Wide192 does not (false: the caller falls back).
       if (args.fp8_fast_accum) {
         return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count)
                     : sm90_fp8fast_fp16(kernel, args, info.sm_count);
@@ -90,8 +90,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
-  if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
-  return {rule->kernel, args.fp8_fast_accum && !rule->runs_precise_fp8};
+  return {rule != nullptr ? rule->kernel : GemmKernel::kFallback, args.fp8_fast_accum};
 }
 
 // The table's choice for this problem on this device.
@@ -99,7 +98,10 @@ GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   if (info.major == 9) {
     if (int8) return pick(kSm90Int8Rules, args, info);
-    return args.fp8_fast_accum ? pick(kSm90Fp8FastRules, args, info) : pick(kSm90Fp8Rules, args, info);
+    if (!args.fp8_fast_accum) return pick(kSm90Fp8Rules, args, info);
+    GemmChoice fast = pick(kSm90Int8Rules, args, info);  // the fast kernels are int8's tiles
+    fast.fp8_fast_accum = !fp8_fast_runs_precise(fast.kernel, args.m, args.n);
+    return fast;
   }
   if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
   if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
@@ -151,7 +153,7 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   const CudaDeviceInfo info = cuda_device_info(args.device.index);
   const GemmChoice chosen = choose(args, info);
   ScaledMmArgs run = args;
-  run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where a fast-table row runs the precise kernel
+  run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
   scaled_mm_fallback_cuda(args);
 }

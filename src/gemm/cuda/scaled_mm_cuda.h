@@ -15,8 +15,8 @@ void azp_adj_cuda(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t l
                   Device device, Stream stream);
 
 // What the dispatch table picks: a kernel, and for fp8 whether it runs with
-// fast accumulation (false where a fast-accumulation row runs the precise
-// kernel, dispatch_table.h).
+// fast accumulation (false where the precise kernel runs instead:
+// fp8_fast_runs_precise, dispatch_table.h).
 struct GemmChoice {
   GemmKernel kernel;
   bool fp8_fast_accum;
