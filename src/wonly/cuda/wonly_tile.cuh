@@ -134,6 +134,13 @@ struct LoadPlan {
   }
 };
 
+// Whether n8 token block nb of a warp whose tokens start at warp_tokens is
+// one of the tile's token blocks [block_lo, block_hi) (8 tokens each).
+__device__ __forceinline__ bool in_token_blocks(int warp_tokens, int nb, int block_lo, int block_hi) {
+  const int block = warp_tokens / 8 + nb;
+  return !(block < block_lo || block >= block_hi);
+}
+
 // Epilogue: out[token, row] = round_T(acc + bias[row]) (wonly_math.h). The
 // accumulators (rows g, g+8 × tokens 2t, 2t+1 of each m16 × n8 tile: the
 // mma.sync C fragment, and per warp the wgmma D fragment too) are rounded
@@ -160,8 +167,7 @@ __device__ __forceinline__ void store_tile(const WeightOnlyArgs& args, const flo
       const float bias = has_bias ? load_act<kBf16>(args.bias, row) : 0.0f;
 #pragma unroll
       for (int nb = 0; nb < kNB; ++nb) {
-        const int block = warp_tokens / 8 + nb;
-        if (block < block_lo || block >= block_hi) continue;
+        if (!in_token_blocks(warp_tokens, nb, block_lo, block_hi)) continue;
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           tile[warp_tokens + 8 * nb + 2 * t + e][r] = output_bits<kBf16>(acc[mt][nb][2 * h + e], has_bias, bias);
@@ -229,8 +235,7 @@ __device__ __forceinline__ void reduce_and_store_split_k(const WeightOnlyArgs& a
     for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
       for (int nb = 0; nb < kNB; ++nb) {
-        const int block = warp_tokens / 8 + nb;
-        if (block < block_lo || block >= block_hi) continue;
+        if (!in_token_blocks(warp_tokens, nb, block_lo, block_hi)) continue;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const float v = remote[((mt * kNB + nb) * 4 + e) * kTileThreads];
