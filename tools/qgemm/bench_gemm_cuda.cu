@@ -234,7 +234,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
       if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
       if (sweep) {
         for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
-        if (input != DType::kInt8) {  // the two kernels with a fast-accumulation variant
+        if (input != DType::kInt8) {  // the kernels with a fast-accumulation variant
           for (GemmKernel kernel : {GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow,
                                     GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {
             bench_qgemm(ctx, s, input, &kernel, true);
