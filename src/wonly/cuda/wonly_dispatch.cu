@@ -17,45 +17,33 @@
 namespace qgemm::detail {
 namespace {
 
-// Where a row applies besides M (kWgmma rows: int4 weights on sm_90 only).
-enum class Shapes {
-  kAll,
-  kSmallGridShortK,  // N / 128 row tiles fill less than a third of the SMs, and K < 8192
-};
-
 struct WonlyConfig {
   int64_t max_m;       // rows with M ≤ max_m (first match wins)
   WonlyKernel kernel;
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
-  Shapes shapes;
   const char* why;
 };
 
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
-  {8,  WonlyKernel::kGemv, 1, Shapes::kAll, "decode: one n8 token block; weight streamed once, HFMA2 dequant, "
-                                            "tensor cores multiply (int4: 32-row blocks, int8: 16-row blocks at "
-                                            "3 blocks/SM)"},
-  {16, WonlyKernel::kGemv, 2, Shapes::kAll, "two n8 token blocks share every dequantized weight register; int4 "
-                                            "64-row blocks so fewer blocks re-read the activations from L2"},
-  {32, WonlyKernel::kGemvChunks, 2, Shapes::kSmallGridShortK,
-                                "two M ≤ 16 launches, reading the weight twice, where one wgmma launch would be a "
-                                "small grid: H100, (4096, 4096), M = 32: 28.6 µs against 31.0 for wgmma-64"},
-  {32, WonlyKernel::kWgmma, 64, Shapes::kAll,
-                                "one wgmma launch (padded to 64 tokens): H100, M = 32: 102.6 µs on (28672, 8192), "
-                                "36.2 on (11008, 4096), 46.2 on (4096, 11008) against 154.2, 60.1, 69.3 for the "
-                                "two decode launches (bench/results/wonly-h100-sweep.json)"},
-  {32, WonlyKernel::kGemvChunks, 2, Shapes::kAll, "int8 weights, or no wgmma: two M ≤ 16 launches"},
-  {64, WonlyKernel::kWgmma, 64, Shapes::kAll, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the "
-                                              "H100 at M = 64: 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on "
-                                              "(4096, 4096) (37.1)"},
-  {64, WonlyKernel::kMma,  64, Shapes::kAll, "128 rows × 64 tokens: little padding waste for 17..64 tokens; "
-                                             "60 / 76 KB 4-stage ring (int4 / int8), 2 blocks/SM"},
-  {INT64_MAX, WonlyKernel::kWgmma, 0, Shapes::kAll, "tile by M and grid size (wgmma_tile, measurements there): "
-                                                    "128 / 256 tokens, 64 when that grid would be too small for "
-                                                    "the GPU"},
-  {INT64_MAX, WonlyKernel::kMma, 128, Shapes::kAll, "128 rows × 128 tokens: each dequantized weight register feeds "
-                                                    "64 tokens per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
+  {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
+                              "multiply (int4: 32-row blocks, int8: 16-row blocks at 3 blocks/SM)"},
+  {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
+                              "so fewer blocks re-read the activations from L2"},
+  {32, WonlyKernel::kWgmma, 64,
+                              "one wgmma launch (padded to 64 tokens) rather than two decode launches, each "
+                              "reading the weight: H100 at afd809f, M = 32: 22.8 µs on (4096, 4096) against "
+                              "27.7, 34.7 on (11008, 4096); at 8f80181 102.6 µs on (28672, 8192) against "
+                              "154.2, 46.2 on (4096, 11008) against 69.3 (bench/results/wonly-h100-sweep*.json)"},
+  {32, WonlyKernel::kGemvChunks, 2, "int8 weights, or no wgmma: two M ≤ 16 launches"},
+  {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
+                                "M = 64: 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) (37.1)"},
+  {64, WonlyKernel::kMma,  64, "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
+                               "4-stage ring (int4 / int8), 2 blocks/SM"},
+  {INT64_MAX, WonlyKernel::kWgmma, 0, "tile by M and grid size (wgmma_tile, measurements there): 128 / 256 "
+                                      "tokens, a smaller one when that grid would be too small for the GPU"},
+  {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
+                                      "per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
 };
 // clang-format on
 
@@ -93,23 +81,29 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
 
 // The wgmma token tile for M > 64: 128 up to 128 tokens, else 256 (little
 // padding, and the most tokens per dequantized weight) — unless that grid has
-// fewer CTAs than a third of the SMs: then 64, whose 2–4× more CTAs beat the
-// bigger tile split along K. H100 (132 SMs), µs, bf16, g128, `qgemm bench
-// wonly --sweep` at 8f80181 (bench/results/wonly-h100-sweep.json):
-//   (N, K)          M     64-tile  128-tile  256-tile
-//   (28672, 8192)   128   200      133       254
-//   (28672, 8192)   256   345      252       192
-//   (28672, 8192)   1024  1373     953       741
-//   (4096, 4096)    128   34.0     44.3      51.9    (128-tile: 32 CTAs)
-//   (4096, 4096)    256   33.4     45.7      50.8    (256-tile: 32 CTAs)
-//   (4096, 4096)    1024  104      68.0      53.0    (256-tile: 128 CTAs)
-//   (4096, 11008)   128   64.3     66.7      88.2
-//   (4096, 11008)   256   74.1     84.7      89.6
-//   (11008, 4096)   128   54.4     42.9      53.3
-//   (11008, 4096)   256   83.3     67.8      52.1
+// fewer CTAs than a third of the SMs: then the next smaller tile (256 → 128
+// → 64) whose grid has that many, or 64, whose 2–4× more CTAs beat the bigger
+// tile split along K. H100 (132 SMs), µs, bf16, g128, `qgemm bench wonly
+// --sweep` at afd809f (after the one-CTA-per-SM split rule of 6d9b319;
+// bench/results/wonly-h100-sweep-m17-256.json), and (*) at 8f80181
+// (bench/results/wonly-h100-sweep.json):
+//   (N, K)          M      64-tile  128-tile  256-tile
+//   (28672, 8192)   128    203      133       263
+//   (28672, 8192)   192    301      249       202
+//   (28672, 8192)   256    352      253       194
+//   (28672, 8192)   1024*  1373     953       741
+//   (4096, 4096)    128    23.8     28.4      49.6    (128-tile: 32 CTAs)
+//   (4096, 4096)    192    34.0     27.9      50.0    (256-tile: 32 CTAs, 128-tile: 64)
+//   (4096, 4096)    256    34.2     27.9      50.4
+//   (4096, 4096)    1024*  104      68.0      53.0    (256-tile: 128 CTAs)
+//   (4096, 11008)   128    48.4     54.0      85.3
+//   (4096, 11008)   256    74.3     57.5      87.3
+//   (11008, 4096)   128    56.0     42.9      51.3
+//   (11008, 4096)   256    82.0     65.1      51.1
 int wgmma_tile(const WeightOnlyArgs& args, int sms) {
-  const int tile = args.m <= 128 ? 128 : 256;
-  return (args.m + tile - 1) / tile * row_tiles(args) * 3 >= sms ? tile : 64;
+  const auto fills = [&](int tile) { return (args.m + tile - 1) / tile * row_tiles(args) * 3 >= sms; };
+  if (args.m > 128 && fills(256)) return 256;
+  return fills(128) ? 128 : 64;
 }
 
 // Whether the wgmma kernel is built and runs on a GPU of this compute
@@ -142,11 +136,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const bool wgmma = args.int4 && wgmma_runs_on(device);
-  const bool small_grid_short_k = row_tiles(args) * 3 < device.sm_count && args.k < 8192;
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
-    if (row.shapes == Shapes::kSmallGridShortK && !small_grid_short_k) continue;
     config = row;
     break;
   }
