@@ -1,71 +1,11 @@
-// wonly_split_k.cuh — split K across a thread-block cluster (sm_90), shared
-// by the weight-only kernels: when a problem has too few output tiles to
-// fill the GPU, `splits` CTAs of one cluster (grid z) take disjoint parts of
-// K for the same tile and leave their partial sums in their own shared
-// memory; they are added in rank order through distributed shared memory —
-// a fixed order, so results are deterministic — by rank 0 (the decode
-// kernel) or by every CTA for its slice of the tile (the tensor-core
-// kernels: wonly_tile.cuh, reduce_and_store_split_k). No global workspace,
-// no atomics, graph-capturable.
+// wonly_split_k.cuh — the weight-only kernels split K across a thread-block
+// cluster (core/cuda_cluster.cuh) when a problem has too few output tiles to
+// fill the GPU: the rank order of the sums is fixed, and they are added by
+// rank 0 (the decode kernel) or by every CTA for its slice of the tile (the
+// tensor-core kernels: wonly_tile.cuh, reduce_and_store_split_k). How many
+// CTAs split: wonly_split_plan.h.
 #pragma once
 
-#include <cooperative_groups.h>
-#include <cuda_runtime.h>
-
-#include <cstdint>
-
-#include "core/cuda_check.h"
-#include "core/cuda_kernel_info.h"
+#include "core/cuda_cluster.cuh"
 #include "wonly/cuda/wonly_split_plan.h"
 #include "wonly/wonly_args.h"
-
-namespace qgemm::detail::wonly {
-
-// Device side. Only called when gridDim.z > 1, which the host launches only
-// for code compiled for sm_90+ (launch_split_k); elsewhere they trap.
-__device__ __forceinline__ unsigned cluster_rank() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return cooperative_groups::this_cluster().block_rank();
-#else
-  __trap();
-  return 0;
-#endif
-}
-
-// Barrier over the cluster's threads, with shared-memory visibility across
-// its CTAs (also a barrier for this CTA's threads).
-__device__ __forceinline__ void cluster_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  cooperative_groups::this_cluster().sync();
-#else
-  __trap();
-#endif
-}
-
-// The address of `local` (this CTA's shared memory) in the CTA of rank `rank`.
-__device__ __forceinline__ const float* cluster_peer(const float* local, unsigned rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return cooperative_groups::this_cluster().map_shared_rank(const_cast<float*>(local), rank);
-#else
-  (void)rank;
-  __trap();
-  return local;
-#endif
-}
-
-// Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(params...),
-// the `splits` CTAs along z forming one cluster.
-template <class Kernel, class... Params>
-void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int splits,
-                    const Params&... params) {
-  if (splits == 1) {
-    kernel<<<grid, threads, smem, stream>>>(params...);
-    return;
-  }
-  cudaLaunchAttribute cluster;
-  const cudaLaunchConfig_t config =
-      z_cluster_launch(dim3(grid.x, grid.y, static_cast<unsigned>(splits)), threads, smem, stream, splits, cluster);
-  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, params...));
-}
-
-}  // namespace qgemm::detail::wonly
