@@ -128,10 +128,13 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
 }
 
 // The skinny decode plan (M ≤ 16) on an H100: 132 SMs, 396 slots of the
-// wide shape (3 CTAs per SM), 264 of the deep one, clusters up to 8.
+// wide shape (3 CTAs per SM), 264 of the deep one, and (as if every GPC
+// held whole clusters) 198 / 132 / 99 clusters of 2 / 3 / 4 wide CTAs.
 TEST(GemmDispatchTable, SkinnyDecodePlan) {
   using detail::SkinnyShape;
-  constexpr int64_t kWide = 3 * kH100Sms, kDeep = 2 * kH100Sms;
+  detail::SkinnySlots h100;
+  h100.deep = 2 * kH100Sms;
+  for (int s = 1; s <= detail::kSkinnyMaxSplits; ++s) h100.wide[s] = 3 * kH100Sms / s;
   struct Want {
     int64_t n, k;
     SkinnyShape shape;
@@ -145,15 +148,17 @@ TEST(GemmDispatchTable, SkinnyDecodePlan) {
                         Want{4096, 14336, SkinnyShape::kWide, 3},   // 256 tiles: 2 rounds of 132
                         Want{10240, 8192, SkinnyShape::kWide, 3},   // 640: 5 rounds of 132 (4.85)
                         Want{57344, 8192, SkinnyShape::kWide, 4}}) {  // 3584: 37 rounds of 99 (36.2)
-    const auto plan = detail::plan_skinny_decode((w.n + 15) / 16, (w.k + 63) / 64, kWide, kDeep, 8);
+    const auto plan = detail::plan_skinny_decode((w.n + 15) / 16, (w.k + 63) / 64, h100);
     EXPECT_EQ(plan.shape, w.shape) << w.n << "x" << w.k;
     EXPECT_EQ(plan.splits, w.splits) << w.n << "x" << w.k;
   }
   // No clusters (code below sm_90): never split.
-  EXPECT_EQ(detail::plan_skinny_decode(512, 448, kWide, kDeep, 1).splits, 1);
+  detail::SkinnySlots no_clusters;
+  no_clusters.deep = h100.deep, no_clusters.wide[1] = h100.wide[1];
+  EXPECT_EQ(detail::plan_skinny_decode(512, 448, no_clusters).splits, 1);
   // Short K: each split keeps ≥ 4 chunks per warp (8 warps), so K = 2048
   // (32 chunks) never splits.
-  EXPECT_EQ(detail::plan_skinny_decode(512, 32, kWide, kDeep, 8).splits, 1);
+  EXPECT_EQ(detail::plan_skinny_decode(512, 32, h100).splits, 1);
   EXPECT_DOUBLE_EQ(detail::skinny_balance(512, 132), 512.0 / 528.0);
   EXPECT_DOUBLE_EQ(detail::skinny_balance(100, 396), 100.0 / 396.0);
 }

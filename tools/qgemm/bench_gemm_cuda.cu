@@ -157,6 +157,13 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
 // data behind plan_skinny_decode. Records "sweep-<base>-skinny-<shape>-s<splits>".
 void bench_skinny_decode_plans(Context& ctx, ShapeBuffers& s, DType input) {
   using detail::SkinnyShape;
+  const detail::SkinnySlots slots = detail::skinny_decode_slots(input != DType::kInt8, 0);
+  std::fprintf(stderr, "skinny decode slots (%s): deep %lld, wide clusters of 1..%d:", dtype_name(input),
+               static_cast<long long>(slots.deep), detail::kSkinnyMaxSplits);
+  for (int splits = 1; splits <= detail::kSkinnyMaxSplits; ++splits) {
+    std::fprintf(stderr, " %lld", static_cast<long long>(slots.wide[splits]));
+  }
+  std::fprintf(stderr, "\n");
   for (SkinnyShape shape : {SkinnyShape::kWide, SkinnyShape::kDeep}) {
     for (int splits = 1; splits <= detail::kSkinnyMaxSplits; ++splits) {
       const std::string name = std::string(shape == SkinnyShape::kWide ? "-wide" : "-deep") + "-s" +

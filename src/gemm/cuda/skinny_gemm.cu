@@ -282,12 +282,14 @@ void launch_kernel(const ScaledMmArgs& args, bool persistent, int splits) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
   const int64_t tiles = (args.n + 8 * kNTiles - 1) / (8 * kNTiles);
   const KernelInfo info = kernel_info<kernel>(args.device.index, kWarps * 32);
-  if (splits > 1 && (info.arch < 90 || splits > 8 || splits > info.max_cluster)) {
-    throw Error(ErrorKind::kValue, "skinny GEMM: a split of K over " + std::to_string(splits) +
-                                       " CTAs needs sm_90 code and a cluster of at most " +
-                                       std::to_string(info.arch < 90 ? 1 : info.max_cluster));
+  // Persistent: at most the CTAs (clusters, when split) resident at once.
+  const int64_t clusters = splits == 1    ? info.resident_ctas
+                           : info.arch < 90 ? 0
+                                            : resident_clusters<kernel>(args.device.index, kWarps * 32, splits);
+  if (clusters < 1) {
+    throw Error(ErrorKind::kValue, "skinny GEMM: K cannot be split over a cluster of " + std::to_string(splits) +
+                                       " CTAs on this device (needs sm_90 code and room for the cluster)");
   }
-  const int64_t clusters = std::max<int64_t>(info.resident_ctas / splits, 1);
   const int64_t blocks = persistent ? std::min(tiles, clusters) : tiles;
   launch_split_k(kernel, dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream), splits,
                  args);
@@ -309,21 +311,26 @@ thread_local SkinnyDecodePlan decode_override{};
 // The decode kernel's two shapes (skinny_plan.h): wide <1, 2, 2, 8, 3>, deep
 // <1, 2, 4, 8, 2>: 16-column tiles, 8 warps.
 template <bool kFp8>
-SkinnyDecodePlan decode_plan(const ScaledMmArgs& args) {
-  const int device = args.device.index;
-  const KernelInfo wide = kernel_info<kKernel<1, 2, 2, 8, 3, kFp8>>(device, 256);
-  const KernelInfo deep = kernel_info<kKernel<1, 2, 4, 8, 2, kFp8>>(device, 256);
-  const int max_cluster = wide.arch >= 90 ? wide.max_cluster : 1;
-  return plan_skinny_decode((args.n + 15) / 16, (args.k + kChunk - 1) / kChunk, wide.resident_ctas,
-                            deep.resident_ctas, max_cluster);
+SkinnySlots decode_slots(int device) {
+  constexpr auto wide_kernel = kKernel<1, 2, 2, 8, 3, kFp8>;
+  const KernelInfo wide = kernel_info<wide_kernel>(device, 256);
+  SkinnySlots slots;
+  slots.deep = kernel_info<kKernel<1, 2, 4, 8, 2, kFp8>>(device, 256).resident_ctas;
+  slots.wide[1] = wide.resident_ctas;
+  for (int splits = 2; splits <= kSkinnyMaxSplits && wide.arch >= 90; ++splits) {
+    slots.wide[splits] = resident_clusters<wide_kernel>(device, 256, splits);
+  }
+  return slots;
 }
 
 // M ≤ 16: persistent over 16-column tiles, the shape and split of
 // plan_skinny_decode (or of a SkinnyDecodeOverride).
 void launch_decode(const ScaledMmArgs& args) {
   const bool fp8 = args.input_dtype != DType::kInt8;
-  const SkinnyDecodePlan plan = decode_override_set ? decode_override : fp8 ? decode_plan<true>(args)
-                                                                            : decode_plan<false>(args);
+  const SkinnyDecodePlan plan =
+      decode_override_set ? decode_override
+                          : plan_skinny_decode((args.n + 15) / 16, (args.k + kChunk - 1) / kChunk,
+                                               skinny_decode_slots(fp8, args.device.index));
   if (plan.shape == SkinnyShape::kDeep) {
     launch<1, 2, 4, 8, 2>(args, true, plan.splits);
   } else {
@@ -334,6 +341,10 @@ void launch_decode(const ScaledMmArgs& args) {
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
+
+SkinnySlots skinny_decode_slots(bool fp8, int device) {
+  return fp8 ? decode_slots<true>(device) : decode_slots<false>(device);
+}
 
 SkinnyDecodeOverride::SkinnyDecodeOverride(SkinnyDecodePlan plan)
     : had_previous_(decode_override_set), previous_(decode_override) {

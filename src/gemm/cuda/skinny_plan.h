@@ -38,27 +38,33 @@ constexpr double skinny_balance(int64_t tiles, int64_t workers) {
   return static_cast<double>(tiles) / static_cast<double>(workers * most);
 }
 
+// Where each plan's persistent workers fit: `deep` CTAs of kDeep, and
+// wide[s] clusters of s kWide CTAs (wide[1]: CTAs) resident at once — from
+// the occupancy API, since a cluster's CTAs must share one GPC (0: that
+// cluster cannot launch, e.g. code compiled below sm_90).
+struct SkinnySlots {
+  int64_t deep = 0;
+  int64_t wide[kSkinnyMaxSplits + 1] = {};
+};
+
 // The plan with the highest modeled throughput (shape rate × balance of the
-// tiles over the clusters that fit), preferring kWide and fewer splits on a
-// tie (within 2 %). `wide_slots` / `deep_slots`: each shape's resident CTAs
-// on the device; `k_chunks`: 64-element chunks per column (ceil(K / 64));
-// `max_cluster`: the largest cluster the kernel can launch with (1: no
-// split, e.g. code compiled below sm_90). E.g. 132 SMs (396 wide / 264 deep
-// slots): N = 8192 (512 tiles) and K = 8192: wide with 3 splits — 132
-// clusters take 4 rounds of tiles (0.97 busy) where unsplit wide takes 2 of
-// 396 (0.65) and deep 2 of 264 (0.97 × 0.8).
-constexpr SkinnyDecodePlan plan_skinny_decode(int64_t tiles, int64_t k_chunks, int64_t wide_slots,
-                                              int64_t deep_slots, int max_cluster) {
+// tiles over the workers that fit), preferring kWide and fewer splits: a
+// plan must beat the best so far by 2 %. `k_chunks`: 64-element chunks per
+// column (ceil(K / 64)). E.g. 132 SMs, 132 resident clusters of 3: N = 8192
+// (512 tiles), K = 8192: wide with 3 splits, 4 rounds of tiles (0.97 busy),
+// where unsplit wide takes 2 rounds on 396 CTAs (0.65) and deep 2 on 264
+// (0.97 × 0.8).
+constexpr SkinnyDecodePlan plan_skinny_decode(int64_t tiles, int64_t k_chunks, const SkinnySlots& slots) {
   SkinnyDecodePlan best{SkinnyShape::kWide, 1};
-  double best_score = skinny_balance(tiles, wide_slots);
-  const double deep = kSkinnyDeepRate * skinny_balance(tiles, deep_slots);
+  double best_score = skinny_balance(tiles, slots.wide[1]);
+  const double deep = kSkinnyDeepRate * skinny_balance(tiles, slots.deep);
   if (deep > best_score * 1.02) {
     best = {SkinnyShape::kDeep, 1};
     best_score = deep;
   }
-  for (int splits = 2; splits <= kSkinnyMaxSplits && splits <= max_cluster; ++splits) {
+  for (int splits = 2; splits <= kSkinnyMaxSplits; ++splits) {
     if (k_chunks < kSkinnyMinChunksPerWarp * 8 * splits) break;
-    const double score = skinny_balance(tiles, wide_slots / splits);
+    const double score = skinny_balance(tiles, slots.wide[splits]);
     if (score > best_score * 1.02) {
       best = {SkinnyShape::kWide, splits};
       best_score = score;
@@ -66,6 +72,10 @@ constexpr SkinnyDecodePlan plan_skinny_decode(int64_t tiles, int64_t k_chunks, i
   }
   return best;
 }
+
+// The SkinnySlots of the decode kernel for int8 or fp8 (`fp8`) inputs on
+// `device` (skinny_gemm.cu; cached occupancy queries).
+SkinnySlots skinny_decode_slots(bool fp8, int device);
 
 // Forces the decode plan of every M ≤ 16 skinny launch on this thread while
 // it lives (`qgemm bench gemm --sweep`, tests): splits must be 1 … 8 and
