@@ -105,31 +105,4 @@ KernelInfo kernel_info(int device, int threads, int dynamic_smem = 0) {
                     1 << ((packed >> 36) & 0xf)};
 }
 
-// How many clusters of `cluster_z` CTAs (along z) of kKernel, with
-// `threads` threads and no dynamic shared memory, are resident on `device`
-// at once (cudaOccupancyMaxActiveClusters), cached per (device, size) — the
-// persistent grid of a split-K launch. 0 where that cluster cannot launch.
-// Can be fewer than resident_ctas / cluster_z: a cluster's CTAs must share
-// one GPC.
-template <auto kKernel>
-int64_t resident_clusters(int device, int threads, int cluster_z) {
-  static std::atomic<int64_t> cache[64][9];  // value + 1; 0 = not read yet
-  if (cluster_z < 1 || cluster_z > 8) return 0;
-  const bool cached = device >= 0 && device < 64;
-  int64_t value = cached ? cache[device][cluster_z].load(std::memory_order_acquire) - 1 : -1;
-  if (value < 0) {
-    cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config =
-        z_cluster_launch(dim3(1, 1, static_cast<unsigned>(cluster_z)), threads, 0, nullptr, cluster_z, cluster);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kKernel, &config) != cudaSuccess) {
-      (void)cudaGetLastError();  // that size cannot run: report 0
-      clusters = 0;
-    }
-    value = clusters;
-    if (cached) cache[device][cluster_z].store(value + 1, std::memory_order_release);
-  }
-  return value;
-}
-
 }  // namespace qgemm::detail

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "gemm/cuda/dispatch_table.h"
-#include "gemm/cuda/skinny_plan.h"
 
 namespace qgemm {
 namespace {
@@ -125,42 +124,6 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
       EXPECT_NE(detail::pick_rule(detail::kSm90Fp8Rules, m, n, kH100Sms), nullptr);
     }
   }
-}
-
-// The skinny decode plan (M ≤ 16) on an H100: 132 SMs, 396 slots of the
-// wide shape (3 CTAs per SM), 264 of the deep one, and (as if every GPC
-// held whole clusters) 198 / 132 / 99 clusters of 2 / 3 / 4 wide CTAs.
-TEST(GemmDispatchTable, SkinnyDecodePlan) {
-  using detail::SkinnyShape;
-  detail::SkinnySlots h100;
-  h100.deep = 2 * kH100Sms;
-  for (int s = 1; s <= detail::kSkinnyMaxSplits; ++s) h100.wide[s] = 3 * kH100Sms / s;
-  struct Want {
-    int64_t n, k;
-    SkinnyShape shape;
-    int splits;
-  };
-  for (const Want& w : {Want{6144, 4096, SkinnyShape::kWide, 1},    // 384 tiles: one round on 396 slots
-                        Want{28672, 4096, SkinnyShape::kWide, 1},   // 1792: 4.5 rounds; K too short for 3
-                        Want{4096, 4096, SkinnyShape::kDeep, 1},    // 256 tiles: deep's 264 slots
-                        Want{8192, 28672, SkinnyShape::kWide, 3},   // 512 tiles: 4 rounds of 132 clusters
-                        Want{8192, 8192, SkinnyShape::kWide, 3},
-                        Want{4096, 14336, SkinnyShape::kWide, 3},   // 256 tiles: 2 rounds of 132
-                        Want{10240, 8192, SkinnyShape::kWide, 3},   // 640: 5 rounds of 132 (4.85)
-                        Want{57344, 8192, SkinnyShape::kWide, 4}}) {  // 3584: 37 rounds of 99 (36.2)
-    const auto plan = detail::plan_skinny_decode((w.n + 15) / 16, (w.k + 63) / 64, h100);
-    EXPECT_EQ(plan.shape, w.shape) << w.n << "x" << w.k;
-    EXPECT_EQ(plan.splits, w.splits) << w.n << "x" << w.k;
-  }
-  // No clusters (code below sm_90): never split.
-  detail::SkinnySlots no_clusters;
-  no_clusters.deep = h100.deep, no_clusters.wide[1] = h100.wide[1];
-  EXPECT_EQ(detail::plan_skinny_decode(512, 448, no_clusters).splits, 1);
-  // Short K: each split keeps ≥ 4 chunks per warp (8 warps), so K = 2048
-  // (32 chunks) never splits.
-  EXPECT_EQ(detail::plan_skinny_decode(512, 32, h100).splits, 1);
-  EXPECT_DOUBLE_EQ(detail::skinny_balance(512, 132), 512.0 / 528.0);
-  EXPECT_DOUBLE_EQ(detail::skinny_balance(100, 396), 100.0 / 396.0);
 }
 
 }  // namespace

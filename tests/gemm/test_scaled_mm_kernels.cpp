@@ -23,11 +23,9 @@
 
 #include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
-#include "gemm/cuda/skinny_plan.h"
 #include "gemm/epilogue_math.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
-#include "qgemm/error.h"
 
 namespace qgemm::test {
 namespace {
@@ -139,50 +137,6 @@ INSTANTIATE_TEST_SUITE_P(Forced, ScaledMmKernel, ::testing::ValuesIn(kernel_case
   return name + "_" + std::to_string(info.param.m) + "x" + std::to_string(info.param.n) + "x" +
          std::to_string(info.param.k);
 });
-
-// The skinny decode kernel (M ≤ 16) under every plan of skinny_plan.h —
-// both shapes, K split over 1–4 CTAs of a cluster (sm_90) — including the
-// persistent loop over several tiles per cluster (N = 6600: 413 16-column
-// tiles, more than the clusters of any plan), ragged N and a K tail of 16.
-TEST(ScaledMmSkinnyDecode, EveryPlanMatchesCpu) {
-  QGEMM_SKIP_WITHOUT_GPU();
-  using detail::SkinnyShape;
-  const int64_t shapes[][3] = {{1, 136, 8208}, {3, 40, 2064}, {16, 72, 4112}, {9, 400, 528}, {5, 6600, 1040}};
-  int ran = 0;
-  for (SkinnyShape shape : {SkinnyShape::kWide, SkinnyShape::kDeep}) {
-    for (int splits = 1; splits <= detail::kSkinnyMaxSplits; ++splits) {
-      for (const auto& sh : shapes) {
-        for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-          GemmCase c;
-          c.m = sh[0], c.n = sh[1], c.k = sh[2], c.input = input, c.bias = true;
-          c.per_token = true, c.per_channel = splits % 2 == 0;
-          c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
-          c.out = splits % 2 == 0 ? DType::kBFloat16 : DType::kFloat16;
-          auto rng = make_rng(static_cast<uint64_t>(sh[0] * 7919 + sh[1] * 31 + sh[2] + splits));
-          GemmProblem p(c, rng);
-          DeviceProblem d(p);
-          bool launched = false;
-          try {
-            detail::SkinnyDecodeOverride force({shape, splits});
-            launched = detail::scaled_mm_cuda_with(d.args(p), GemmKernel::kSkinny);
-          } catch (const Error& e) {  // a split this GPU cannot launch (below sm_90)
-            EXPECT_GT(splits, 1) << e.what();
-            continue;
-          }
-          if (!launched) continue;
-          ++ran;
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          std::vector<uint8_t> gpu_out;
-          d.out.download(gpu_out);
-          const std::string what = std::string(shape == SkinnyShape::kWide ? "wide" : "deep") + " splits " +
-                                   std::to_string(splits);
-          EXPECT_EQ(compare_all(p, gpu_out, what), 0);
-        }
-      }
-    }
-  }
-  if (ran == 0) GTEST_SKIP() << "the skinny kernel does not run on this GPU";
-}
 
 // Runs the public API on the GPU and returns the output.
 std::vector<uint8_t> run_public(const GemmProblem& p) {

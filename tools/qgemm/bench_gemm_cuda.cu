@@ -25,7 +25,6 @@
 #include "commands.h"
 #include "cuda_bench.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
-#include "gemm/cuda/skinny_plan.h"
 #include "gemm_peers_cuda.h"
 #include "qgemm/gemm.h"
 
@@ -110,9 +109,7 @@ void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, co
 // `kernel`, that kernel forced (the sweep), else the dispatcher's choice.
 // `fast`: fp8 with Fp8Accumulation::kFast ("qgemm-fp8-fast", timed in the same
 // run as cublaslt-fp8 and cublaslt-fp8-fastaccum).
-// `variant`: appended to the sweep record's name (the skinny decode plans).
-void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast = false,
-                 const std::string& variant = "") {
+void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast = false) {
   const Device gpu = Device::cuda(0);
   detail::ScaledMmArgs args;
   args.m = s.m, args.n = s.n, args.k = s.k;
@@ -148,35 +145,9 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
       },
       ctx.stream, ctx.warmup, ctx.runs);
   const std::string base = input == DType::kInt8 ? "qgemm-int8" : fast ? "qgemm-fp8-fast" : "qgemm-fp8";
-  const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) + variant : base;
+  const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base;
   add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + 8 * s.n),
              {{"kernel", static_cast<double>(chosen)}});
-}
-
-// M ≤ 16: the skinny kernel under every decode plan (skinny_plan.h) — the
-// data behind plan_skinny_decode. Records "sweep-<base>-skinny-<shape>-s<splits>".
-void bench_skinny_decode_plans(Context& ctx, ShapeBuffers& s, DType input) {
-  using detail::SkinnyShape;
-  const detail::SkinnySlots slots = detail::skinny_decode_slots(input != DType::kInt8, 0);
-  std::fprintf(stderr, "skinny decode slots (%s): deep %lld, wide clusters of 1..%d:", dtype_name(input),
-               static_cast<long long>(slots.deep), detail::kSkinnyMaxSplits);
-  for (int splits = 1; splits <= detail::kSkinnyMaxSplits; ++splits) {
-    std::fprintf(stderr, " %lld", static_cast<long long>(slots.wide[splits]));
-  }
-  std::fprintf(stderr, "\n");
-  for (SkinnyShape shape : {SkinnyShape::kWide, SkinnyShape::kDeep}) {
-    for (int splits = 1; splits <= detail::kSkinnyMaxSplits; ++splits) {
-      const std::string name = std::string(shape == SkinnyShape::kWide ? "-wide" : "-deep") + "-s" +
-                               std::to_string(splits);
-      try {
-        detail::SkinnyDecodeOverride force({shape, splits});
-        const GemmKernel skinny = GemmKernel::kSkinny;
-        bench_qgemm(ctx, s, input, &skinny, false, name);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "skinny%s: %s\n", name.c_str(), e.what());
-      }
-    }
-  }
 }
 
 struct Handles {
@@ -263,7 +234,6 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
       if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
       if (sweep) {
         for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
-        if (s.m <= 16) bench_skinny_decode_plans(ctx, s, input);
         if (input != DType::kInt8) {  // the kernels with a fast-accumulation variant
           for (GemmKernel kernel : {GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow,
                                     GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {

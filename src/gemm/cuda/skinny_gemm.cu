@@ -10,11 +10,7 @@
 // chunk kDepth steps ahead right after its MMAs.
 // M ≤ 16 (launch_decode): 16-column tiles and a persistent grid (at most the
 // resident CTAs, each looping over tiles, the next tile's first chunks
-// loaded before this tile's reduction); where the tiles would spread
-// unevenly over the CTAs, a cluster of 2–4 CTAs (grid z) splits each tile's
-// K and adds its partial sums in rank order through distributed shared
-// memory (core/cuda_cluster.cuh; the plan: skinny_plan.h). M ≤ 32 / 64: one
-// CTA per 32 columns.
+// loaded before this tile's reduction); M ≤ 32 / 64: one CTA per 32 columns.
 //
 // Per 64-element chunk, lane (g = lane/4, t = lane%4) loads 16 bytes at
 // k = k0 + 16t of: B column n0 + 8j + g for j < kNTiles, and A rows 16f + g and
@@ -31,15 +27,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "core/cuda_check.h"
-#include "core/cuda_cluster.cuh"
 #include "core/cuda_kernel_info.h"
 #include "core/numeric.h"
 #include "gemm/cuda/kernels.h"
-#include "gemm/cuda/skinny_plan.h"
 #include "gemm/epilogue_math.h"
 
 namespace qgemm::detail {
@@ -96,7 +89,6 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
   constexpr int kColumns = 8 * kNTiles;
   using Acc = std::conditional_t<kFp8, float, int32_t>;
   __shared__ Acc partial[kWarps][16][kColumns + 1];
-  __shared__ Acc reduced[16 * kColumns];  // split K: this CTA's sums, read by its cluster peers
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -127,16 +119,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
     }
   }
 
-  // Chunk c of this warp is the tile's chunk v + c·V, where warp w of the
-  // cluster's CTA z (gridDim.z CTAs split K; 1 without a cluster) is warp
-  // v = z·kWarps + w of V = gridDim.z·kWarps.
-  // 32-bit chunk arithmetic: skinny_gemm takes K < 2^31 only.
-  const int chunks = static_cast<int>((args.k + kChunk - 1) / kChunk);
-  const int num_warps = static_cast<int>(gridDim.z) * kWarps;
-  const int my_warp = static_cast<int>(blockIdx.z) * kWarps + warp;
-  const int my_chunks = (chunks - my_warp + num_warps - 1) / num_warps;  // may be ≤ 0
-  auto load = [&](int c, Chunk<kMFrags, kNTiles>& dst) {
-    const int k = (my_warp + c * num_warps) * kChunk + 16 * t;
+  // Chunk c of this warp is the CTA's chunk warp + c·kWarps.
+  const int64_t chunks = (args.k + kChunk - 1) / kChunk;
+  const int64_t my_chunks = (chunks - warp + kWarps - 1) / kWarps;  // may be ≤ 0
+  auto load = [&](int64_t c, Chunk<kMFrags, kNTiles>& dst) {
+    const int64_t k = (warp + c * kWarps) * kChunk + 16 * t;
     const bool k_ok = k < args.k;  // K % 16 == 0: a lane's 16 bytes are all in or all out
     const int64_t offset = k_ok ? k - 16 * t : 0;
 #pragma unroll
@@ -162,7 +149,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
   while (true) {
     const int64_t n0 = tile * kColumns;
     uint32_t acc[kMFrags][kNTiles][4] = {};
-    for (int it = 0; it < my_chunks; it += kDepth) {
+    for (int64_t it = 0; it < my_chunks; it += kDepth) {
 #pragma unroll
       for (int i = 0; i < kDepth; ++i) {
         if (it + i < my_chunks) {
@@ -192,13 +179,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
     }
 
     // Per fragment: partial sums to shared memory (C layout: c0,c1 at row g,
-    // columns 2t, 2t+1; c2,c3 at row g+8), a fixed-order sum over the warps
-    // (then, split K, over the cluster's CTAs in rank order), then the
-    // epilogue, two outputs per thread.
-    auto add = [](Acc x, Acc y) -> Acc {
-      if constexpr (kFp8) return __fadd_rn(x, y);
-      else return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y));  // wraps, as int32 MMA
-    };
+    // columns 2t, 2t+1; c2,c3 at row g+8), a fixed-order sum over the warps,
+    // then the epilogue, two outputs per thread.
 #pragma unroll
     for (int f = 0; f < kMFrags; ++f) {
       if (16 * f >= args.m) break;
@@ -214,16 +196,18 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
         }
       }
       __syncthreads();
-      auto block_sum = [&](int idx) {
+      for (int idx = threadIdx.x; idx < 16 * kColumns; idx += kThreads) {
         const int row_in = idx / kColumns, col_in = idx % kColumns;
+        const int64_t row = 16 * f + row_in, col = n0 + col_in;
+        if (row >= args.m || col >= args.n) continue;
         Acc sum = partial[0][row_in][col_in];
 #pragma unroll
-        for (int w = 1; w < kWarps; ++w) sum = add(sum, partial[w][row_in][col_in]);
-        return sum;
-      };
-      auto store = [&](int idx, Acc sum) {
-        const int64_t row = 16 * f + idx / kColumns, col = n0 + idx % kColumns;
-        if (row >= args.m || col >= args.n) return;
+        for (int w = 1; w < kWarps; ++w) {
+          if constexpr (kFp8) sum = __fadd_rn(sum, partial[w][row_in][col_in]);
+          else
+            sum = static_cast<int32_t>(static_cast<uint32_t>(sum) +
+                                       static_cast<uint32_t>(partial[w][row_in][col_in]));
+        }
         float accumulator;
         if constexpr (kFp8) {
           accumulator = sum;
@@ -246,25 +230,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
         const float value = dequant_epilogue(accumulator, sa, sb, bias, args.bias != nullptr);
         static_cast<uint16_t*>(args.out)[row * args.ldo + col] =
             bf16 ? numeric::float_to_bf16_bits(value) : numeric::float_to_fp16_bits(value);
-      };
-      constexpr int kOutputs = 16 * kColumns;
-      if (kMFrags > 1 || gridDim.z == 1) {  // only the decode shapes (one fragment) are split
-        for (int idx = threadIdx.x; idx < kOutputs; idx += kThreads) store(idx, block_sum(idx));
-        __syncthreads();
-      } else {
-        // Every CTA of the cluster sums its slice of the tile's outputs over
-        // the ranks in order, then the peers' shared memory may be reused.
-        for (int idx = threadIdx.x; idx < kOutputs; idx += kThreads) reduced[idx] = block_sum(idx);
-        cluster_sync();
-        const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(cluster_rank());
-        const int lo = kOutputs * rank / splits, hi = kOutputs * (rank + 1) / splits;
-        for (int idx = lo + threadIdx.x; idx < hi; idx += kThreads) {
-          Acc sum = cluster_peer(reduced, 0)[idx];
-          for (int peer = 1; peer < splits; ++peer) sum = add(sum, cluster_peer(reduced, peer)[idx]);
-          store(idx, sum);
-        }
-        cluster_sync();
       }
+      __syncthreads();
     }
     if (!has_next) break;
     tile = next;
@@ -275,66 +242,54 @@ template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool
 constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
 
 // Grid: one CTA per column tile (`persistent` false), or at most the CTAs
-// that fit on the device at once, each looping over column tiles; `splits`
-// CTAs of a cluster (grid z) per tile split its K.
+// that fit on the device at once, each looping over column tiles.
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
-void launch_kernel(const ScaledMmArgs& args, bool persistent, int splits) {
+void launch_kernel(const ScaledMmArgs& args, bool persistent) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
   const int64_t tiles = (args.n + 8 * kNTiles - 1) / (8 * kNTiles);
-  const KernelInfo info = kernel_info<kernel>(args.device.index, kWarps * 32);
-  // Persistent: at most the CTAs (clusters, when split) resident at once.
-  const int64_t clusters = splits == 1    ? info.resident_ctas
-                           : info.arch < 90 ? 0
-                                            : resident_clusters<kernel>(args.device.index, kWarps * 32, splits);
-  if (clusters < 1) {
-    throw Error(ErrorKind::kValue, "skinny GEMM: K cannot be split over a cluster of " + std::to_string(splits) +
-                                       " CTAs on this device (needs sm_90 code and room for the cluster)");
-  }
-  const int64_t blocks = persistent ? std::min(tiles, clusters) : tiles;
-  launch_split_k(kernel, dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream), splits,
-                 args);
+  const int64_t blocks =
+      persistent ? std::min(tiles, kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas) : tiles;
+  kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks = 1>
-void launch(const ScaledMmArgs& args, bool persistent, int splits = 1) {
+void launch(const ScaledMmArgs& args, bool persistent) {
   if (args.input_dtype == DType::kInt8) {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false>(args, persistent, splits);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false>(args, persistent);
   } else {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true>(args, persistent, splits);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true>(args, persistent);
   }
 }
 
-thread_local bool decode_override_set = false;
-thread_local SkinnyDecodePlan decode_override{};
-
-// The decode kernel's two shapes (skinny_plan.h): wide <1, 2, 2, 8, 3>, deep
-// <1, 2, 4, 8, 2>: 16-column tiles, 8 warps.
-template <bool kFp8>
-SkinnySlots decode_slots(int device) {
-  constexpr auto wide_kernel = kKernel<1, 2, 2, 8, 3, kFp8>;
-  const KernelInfo wide = kernel_info<wide_kernel>(device, 256);
-  SkinnySlots slots;
-  slots.deep = kernel_info<kKernel<1, 2, 4, 8, 2, kFp8>>(device, 256).resident_ctas;
-  slots.wide[1] = wide.resident_ctas;
-  for (int splits = 2; splits <= kSkinnyMaxSplits && wide.arch >= 90; ++splits) {
-    slots.wide[splits] = resident_clusters<wide_kernel>(device, 256, splits);
-  }
-  return slots;
+// How evenly `tiles` column tiles spread over `slots` persistent CTAs:
+// tiles per CTA on average over the most any CTA gets (1 when they fit).
+double balance(int64_t tiles, int64_t slots) {
+  if (tiles <= slots) return 1.0;
+  const int64_t most = (tiles + slots - 1) / slots;
+  return static_cast<double>(tiles) / static_cast<double>(slots * most);
 }
 
-// M ≤ 16: persistent over 16-column tiles, the shape and split of
-// plan_skinny_decode (or of a SkinnyDecodeOverride).
+// M ≤ 16, persistent over 16-column tiles, 8 warps. Two shapes, measured on
+// H100 (docs/gemm.md): "wide" (2 chunks in flight per warp, ≤ 80 registers,
+// 3 CTAs per SM) streams best (85 % of copy bandwidth at 1×28672×4096 vs 74 %
+// for "deep"), "deep" (4 in flight, 2 CTAs per SM) when the tile count
+// splits much more evenly over its fewer CTAs (e.g. N = 8192: 512 tiles on
+// 264 vs 396 CTAs: 2 tiles on most CTAs vs 2 on 116 and 1 on the rest, whose
+// SMs then idle). "deep" streams ~0.8× as fast per balanced tile.
 void launch_decode(const ScaledMmArgs& args) {
+  constexpr double kDeepRate = 0.8;
   const bool fp8 = args.input_dtype != DType::kInt8;
-  const SkinnyDecodePlan plan =
-      decode_override_set ? decode_override
-                          : plan_skinny_decode((args.n + 15) / 16, (args.k + kChunk - 1) / kChunk,
-                                               skinny_decode_slots(fp8, args.device.index));
-  if (plan.shape == SkinnyShape::kDeep) {
-    launch<1, 2, 4, 8, 2>(args, true, plan.splits);
+  const int64_t tiles = (args.n + 15) / 16;
+  const int device = args.device.index;
+  const int64_t wide_slots = fp8 ? kernel_info<kKernel<1, 2, 2, 8, 3, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, 2, 2, 8, 3, false>>(device, 256).resident_ctas;
+  const int64_t deep_slots = fp8 ? kernel_info<kKernel<1, 2, 4, 8, 2, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, 2, 4, 8, 2, false>>(device, 256).resident_ctas;
+  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
+    launch<1, 2, 4, 8, 2>(args, true);
   } else {
-    launch<1, 2, 2, 8, 3>(args, true, plan.splits);
+    launch<1, 2, 2, 8, 3>(args, true);
   }
 }
 
@@ -342,28 +297,10 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-SkinnySlots skinny_decode_slots(bool fp8, int device) {
-  return fp8 ? decode_slots<true>(device) : decode_slots<false>(device);
-}
-
-SkinnyDecodeOverride::SkinnyDecodeOverride(SkinnyDecodePlan plan)
-    : had_previous_(decode_override_set), previous_(decode_override) {
-  if (plan.splits < 1 || plan.splits > 8) {
-    throw Error(ErrorKind::kValue, "SkinnyDecodeOverride: splits must be 1 … 8, got " + std::to_string(plan.splits));
-  }
-  decode_override_set = true;
-  decode_override = plan;
-}
-
-SkinnyDecodeOverride::~SkinnyDecodeOverride() {
-  decode_override_set = had_previous_;
-  decode_override = previous_;
-}
-
 bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
   // 16-byte loads: K, the leading dimensions and the bases must be multiples
   // of 16 bytes (8-bit inputs, so 16 elements).
-  if (args.m > 64 || args.k >= (int64_t{1} << 31) || args.k % 16 != 0 || args.lda % 16 != 0 || args.ldb % 16 != 0 ||
+  if (args.m > 64 || args.k % 16 != 0 || args.lda % 16 != 0 || args.ldb % 16 != 0 ||
       !aligned16(args.a) || !aligned16(args.b)) {
     return false;
   }
