@@ -49,15 +49,29 @@ TEST(GemmDispatchTable, WavePredicates) {
   // 128×256 tiles with a less than half full last wave (1024×6144: 192 tiles).
   EXPECT_TRUE(detail::ragged_last_wave(1024, 6144, kH100Sms));
   EXPECT_FALSE(detail::ragged_last_wave(1024, 8192, kH100Sms));
+  // The skinny kernel's 16-column tiles in 1–1.5 rounds of 396 CTAs, with
+  // 64×64 tiles in one wave: N = 6352 … 8448 (397 … 528 tiles).
+  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 6336, kH100Sms));  // 396 tiles: one round
+  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 6352, kH100Sms));
+  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 8192, kH100Sms));
+  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 8448, kH100Sms));
+  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8464, kH100Sms));  // 64×64 tiles: two waves
+  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 10240, kH100Sms));  // 640 tiles: 1.6 rounds
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
+  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8192, 0));
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
   expect_picks(detail::kSm90Int8Rules,
                {{1, 4096, GemmKernel::kSkinny},
                 {16, 57344, GemmKernel::kSkinny},
+                {16, 6144, GemmKernel::kSkinny},
+                {16, 10240, GemmKernel::kSkinny},
+                {1, 8192, GemmKernel::kSkinny},  // CUTLASS needs M ≥ 2
+                {2, 8192, GemmKernel::kSm90Small1x2},
+                {16, 8192, GemmKernel::kSm90Small1x2},
                 {17, 4096, GemmKernel::kSm90Small1x2},
                 {64, 8192, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
@@ -81,6 +95,8 @@ TEST(GemmDispatchTable, Sm90Int8) {
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
                {{16, 4096, GemmKernel::kSkinny},
+                {1, 8192, GemmKernel::kSkinny},
+                {16, 8192, GemmKernel::kSm90Small1x2},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {96, 4096, GemmKernel::kSm90Small2x1},
@@ -101,6 +117,7 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
 TEST(GemmDispatchTable, Sm90Fp8Fast) {
   expect_picks(detail::kSm90Int8Rules,
                {{16, 4096, GemmKernel::kSkinny, true},
+                {8, 8192, GemmKernel::kSm90Small1x2},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {128, 10240, GemmKernel::kSm90Small2x1},

@@ -25,6 +25,9 @@ enum class Waves : uint8_t {
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
+  // The skinny kernel's 16-column tiles need 1–1.5 rounds of its CTAs, and
+  // 64×64 tiles fit one wave (skinny_tiles_ragged).
+  kSkinnyRagged,
 };
 
 struct GemmRule {
@@ -33,7 +36,8 @@ struct GemmRule {
   int64_t max_n;
   GemmKernel kernel;
   const char* why;
-  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
+  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says …
+  int64_t min_m = 1;          // … and M ≥ min_m.
 };
 
 constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
@@ -61,12 +65,23 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
   return tile_count(m, n, 64, 64) <= sm_count;
 }
 
+// True when the skinny decode kernel's 16-column tiles need more than one
+// and less than one and a half rounds of its 3·SMs persistent CTAs (N = 8192:
+// 512 tiles on 396 CTAs), where either of its two shapes loses (skinny_gemm.cu:
+// "wide" leaves most SMs idle for the second round, "deep" streams ~20 %
+// slower), and 64×64 tiles fit in one wave (N ≤ 8448 at M ≤ 64).
+constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = (n + 15) / 16, slots = 3 * static_cast<int64_t>(sm_count);
+  return tiles > slots && 2 * tiles < 3 * slots && small_tiles_fit_one_wave(m, n, sm_count);
+}
+
 constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
     case Waves::kAny: return true;
     case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
+    case Waves::kSkinnyRagged: return skinny_tiles_ragged(m, n, sm_count);
   }
   return false;
 }
@@ -76,7 +91,8 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
 template <size_t N>
 constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
+    if (m <= rule.max_m && m >= rule.min_m && n >= rule.min_n && n <= rule.max_n &&
+        waves_hold(rule.waves, m, n, sm_count)) {
       return &rule;
     }
   }
@@ -91,11 +107,17 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // M ≤ 256 on the smaller weights: bench/results/gemm-h100-sweep-small-m.json).
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
+    {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
+     "M = 2–16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
+     "tiles on 396 CTAs) and 64×64 tiles fit one wave: 16×8192×8192 34.6 → 32.0 µs, 16×8192×28672 "
+     "107 → 92.0 (skinny's better shape → this tile, H100, bench/results/gemm-h100-skinny-split-"
+     "experiment.json); M = 1 stays on the skinny kernel (CUTLASS needs M ≥ 2)",
+     Waves::kSkinnyRagged, 2},
     {16, 0, kAnyN, GemmKernel::kSkinny,
      "M ≤ 16 (decode; M = 1 is also below the CUTLASS kernels' M ≥ 2): the persistent skinny kernel "
      "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
      "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
-     "slower only at N = 8192 (1–16 %, docs/gemm.md)"},
+     "slower only at N = 8192 (1–16 %, docs/gemm.md: M = 2–16 take the row above there)"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -136,6 +158,10 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // 8192 on the H100 (bench/results/gemm-h100-sweep-fp8.json) and M ≤ 256 on
 // the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
+    {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
+     "M = 2–16 where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
+     "16×8192×28672 114 → 92.2",
+     Waves::kSkinnyRagged, 2},
     {16, 0, kAnyN, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "
