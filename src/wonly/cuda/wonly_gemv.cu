@@ -23,7 +23,8 @@
 // 16-byte loads on both sides. The warps' partial sums meet in shared memory
 // (fixed order), then bias and rounding. Grids too small for the GPU split K
 // across a cluster of CTAs (grid z; their K tiles dealt round-robin to all
-// the cluster's warps) whose block sums meet in rank 0 (wonly_split_k.cuh).
+// the cluster's warps) whose block sums every CTA adds for its slice of the
+// outputs (wonly_split_k.cuh).
 //
 // Dequantization (wonly_device.cuh): ŵ = round_T(q·s_T + o_T) with HFMA2, the
 // result already the bf16x2/f16x2 A-fragment register. Per 8 int4 elements:
@@ -274,17 +275,33 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
     for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) store(i, block_sum(i));
     return;
   }
+  // Split K: every CTA of the cluster adds the ranks' block sums, in rank
+  // order, for its slice of the outputs and stores that slice — the same
+  // sums as rank 0 adding every peer, but the DSMEM reads and the stores are
+  // spread over the cluster, and one peer's reads are all in flight at once
+  // (rank 0 alone, a chain per output, kept the other CTAs waiting at the
+  // barrier). The second barrier keeps every CTA's sums alive until read.
   __shared__ float reduced[kAcc * 32];
   for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) reduced[i] = block_sum(i);
   cluster_sync();
-  if (cluster_rank() == 0) {
-    for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) {
-      float sum = reduced[i];
-      for (unsigned peer = 1; peer < gridDim.z; ++peer) sum = __fadd_rn(sum, cluster_peer(reduced, peer)[i]);
-      store(i, sum);
+  constexpr int kOutputs = kAcc * 32, kPerThread = (kOutputs + kWarps * 32 - 1) / (kWarps * 32);
+  const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(cluster_rank());
+  const int lo = kOutputs * rank / splits, hi = kOutputs * (rank + 1) / splits;
+  float sum[kPerThread];
+  for (int peer = 0; peer < splits; ++peer) {
+    const float* remote = cluster_peer(reduced, static_cast<unsigned>(peer));
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int i = lo + static_cast<int>(threadIdx.x) + j * kWarps * 32;
+      if (i < hi) sum[j] = peer == 0 ? remote[i] : __fadd_rn(sum[j], remote[i]);
     }
   }
-  cluster_sync();  // the peers' shared memory stays alive until it is read
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int i = lo + static_cast<int>(threadIdx.x) + j * kWarps * 32;
+    if (i < hi) store(i, sum[j]);
+  }
+  cluster_sync();
 }
 
 // Split K across a cluster while the row blocks fill at most half of the
