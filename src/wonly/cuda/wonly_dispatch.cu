@@ -2,8 +2,9 @@
 // and the CUDA weight prepacking.
 //
 // Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × 4 kernel
-// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × 3
-// wgmma tiles (64, 128, 256 tokens)) = 22 kernels, plus one prepack kernel.
+// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × (a
+// second gemv shape for 2 token blocks on small grids + 3 wgmma tiles (64,
+// 128, 256 tokens))) = 24 kernels, plus one prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>

@@ -34,6 +34,7 @@
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
 // int8 4.8–5.0 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_split_k.cuh"
@@ -324,16 +325,28 @@ void launch_variant(const WeightOnlyArgs& args) {
 //   M ≤ 8,  int4: <1, 2, 1, 8>   32 rows, 8 warps: 55–60 µs at M = 1 (best of 7)
 //   M ≤ 8,  int8: <1, 1, 2, 8, 3> 16 rows, ≤ 80 registers for 3 blocks/SM: 94 µs
 //   M ≤ 16, int4: <2, 4, 1, 4>   64 rows: activations re-read from L2 by 4×
-//                                fewer blocks than with 16 rows: 72–77 µs
+//                                fewer blocks than with 16 rows: 71–77 µs —
+//                                unless 64-row blocks number fewer than the
+//                                SMs (N < 64·SMs): then <2, 2, 1, 8>, twice
+//                                the blocks with twice the warps each (H100,
+//                                M = 16, cbc573d: (4096, 4096) 13.7 → 11.4 µs,
+//                                (4096, 11008) 30.2 → 21.0; at (11008, 4096)
+//                                it would be 23.3 → 26.5, at (28672, 8192)
+//                                71.1 → 88.2)
 //   M ≤ 16, int8: <2, 2, 1, 8>   32 rows: 98 µs (64 rows: 113 µs)
 template <bool kBf16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   if (token_blocks == 1) {
     if constexpr (kInt4) launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
     else launch_variant<kBf16, kInt4, 1, 1, 2, 8, 3>(args);
+  } else if constexpr (kInt4) {
+    if ((args.n + 63) / 64 < cuda_device_info(args.device.index).sm_count) {
+      launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
+    } else {
+      launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
+    }
   } else {
-    if constexpr (kInt4) launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
-    else launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);  // ≤ 128 registers: 2 blocks/SM
+    launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);  // ≤ 128 registers: 2 blocks/SM
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
