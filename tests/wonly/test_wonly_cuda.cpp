@@ -215,8 +215,10 @@ std::vector<WonlyCase> small_cases() {
   }
   // Split K across a cluster (sm_90: few output tiles, enough K per split),
   // decode and tensor-core kernels: 2 and 4 splits of K tiles that do not
-  // divide evenly, with a partial last tile.
-  for (const auto& s : {std::array<int64_t, 2>{77, 2080}, std::array<int64_t, 2>{200, 4128}}) {
+  // divide evenly, with a partial last tile. K = 16544 gives the int4
+  // decode shapes of 8 warps (M ≤ 8, and M ≤ 16 on small grids) 4 splits.
+  for (const auto& s : {std::array<int64_t, 2>{77, 2080}, std::array<int64_t, 2>{200, 4128},
+                        std::array<int64_t, 2>{77, 16544}}) {
     for (int64_t m : {1, 9, 16, 33, 64, 130}) {
       for (bool int4 : {true, false}) {
         WonlyCase c;
