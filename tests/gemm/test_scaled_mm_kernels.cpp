@@ -114,7 +114,7 @@ std::vector<KernelCase> kernel_cases() {
   // overlapped promotion's single-tile, even and odd endings.
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
-                                GemmKernel::kSm90Small2x1, GemmKernel::kSm90Wide192,
+                                GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
                                 GemmKernel::kSm80Large,  GemmKernel::kSm80Small};
   for (GemmKernel kernel : kernels) {
     const bool skinny = kernel == GemmKernel::kSkinny;

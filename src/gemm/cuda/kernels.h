@@ -21,11 +21,12 @@ enum class GemmKernel : uint8_t {
   kSm90Narrow,  // 64×128×128, cluster 1×2, ping-pong
   kSm90Small1x2,  // 64×64×128, cluster 1×2, ping-pong
   kSm90Small2x1,  // 64×64×128, cluster 2×1, ping-pong
+  kSm90Narrow2x1,  // 64×128×128, cluster 2×1, ping-pong (int8; precise fp8 runs its kSm90Square, the same tile)
   kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
   kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
   kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
 };
-constexpr int kGemmKernelCount = 10;
+constexpr int kGemmKernelCount = 11;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the

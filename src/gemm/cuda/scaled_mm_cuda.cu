@@ -56,6 +56,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm90Narrow:
     case GemmKernel::kSm90Small1x2:
     case GemmKernel::kSm90Small2x1:
+    case GemmKernel::kSm90Narrow2x1:
     case GemmKernel::kSm90Wide192:
 #if QGEMM_HAS_GEMM_SM90
       if (info.major != 9 || !cutlass_can_take(args)) return false;
@@ -119,6 +120,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
     case GemmKernel::kSm90Small1x2: return "sm90-64x64-pingpong-1x2";
     case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
+    case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm80Large: return "sm80-128x128";
     case GemmKernel::kSm80Small: return "sm80-64x128";

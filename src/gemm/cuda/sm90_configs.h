@@ -2,8 +2,8 @@
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the configs of their input type for one (input, output) dtype pair (int8:
-// 5, precise fp8: 6), sm90_fp8fast_*.cu the five fast-accumulation fp8
-// configs (5 × 2 kernels): 32 in all.
+// 6, precise fp8: 6), sm90_fp8fast_*.cu the five fast-accumulation fp8
+// configs (5 × 2 kernels): 34 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -69,6 +69,15 @@ using Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::
 // int8 35.1 → 28.3 µs, 64×4096×14336 32.9 → 28.6 (dispatch_table.h has the
 // rest). The same tiles for precise fp8 (overlapped promotion: 3 × 32
 // accumulator registers) and fast fp8.
+// kSm90Narrow2x1 (int8) — M = 129–256 on narrow weights with long K: the
+// 64×128 tile with cluster 2×1, so the M tiles' CTAs share the weight tile B
+// by multicast (Narrow's 1×2 shares A, the small operand). Precise fp8 has
+// had this tile as its kSm90Square (Fp8Square), which ran 256×4096×14336 in
+// 34.1 µs where int8's tiles took 42.4–42.8; run_config maps kSm90Narrow2x1
+// to it for fp8, so fp8 instantiates nothing new.
+using Narrow2x1 = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                         cutlass::epilogue::TmaWarpSpecialized>;
+
 using Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                         cutlass::epilogue::TmaWarpSpecialized>;
 using Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,

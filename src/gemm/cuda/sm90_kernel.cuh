@@ -142,6 +142,8 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
       return Kernel<std::conditional_t<kInt8, Small1x2, Fp8Small1x2>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Small2x1:
       return Kernel<std::conditional_t<kInt8, Small2x1, Fp8Small2x1>, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Narrow2x1:  // precise fp8: its kSm90Square is this tile
+      return Kernel<std::conditional_t<kInt8, Narrow2x1, Fp8Square>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Wide192:
       if constexpr (kInt8) return false;  // precise fp8 only
       else return Kernel<Fp8Wide192, Input, Output>::run(args, sm_count);
