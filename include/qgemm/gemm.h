@@ -42,9 +42,10 @@ namespace qgemm {
 // Fast accumulation is a rounding mode of the GPU's tensor cores, not a
 // different formula: the CPU backend computes the exact fp32-accumulated
 // result for either value, and so does every GPU kernel that has no faster
-// fp8 variant (M ≤ 16 on sm_90a, every fp8 kernel off Hopper), and the
-// precise kernel wherever the dispatch table measured it faster than every
-// fast one (sm_90a: M = 193–256 with N < 6144). kFast permits the faster
+// fp8 variant (the skinny kernel of most M ≤ 16 on sm_90a, every fp8 kernel
+// off Hopper), and the precise kernel wherever the dispatch table measured
+// it faster than every fast one (sm_90a: M = 65–96 with N ≥ 6144, M =
+// 193–256 with N < 6144). kFast permits the faster
 // mode; it never makes a call slower. For int8
 // inputs the value is ignored: the int32 accumulation is exact, which meets
 // either request.

@@ -37,8 +37,9 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, o
     near int8 speed (on the H100 1.05-1.1x faster than the default at
     M > 256), with an error that grows with K (docs/gemm.md). The CPU
     backend and int8 inputs give the precise result either way, and so do
-    the shapes where the precise kernel is the faster one (M <= 16, and
-    M = 193-256 with N < 6144 on sm_90a). Returns out."""
+    the shapes where the precise kernel is the faster one (most M <= 16,
+    M = 65-96 with N >= 6144 and M = 193-256 with N < 6144 on sm_90a).
+    Returns out."""
     fast_accum = bool(fast_accum)
     if _torch_ops.use_torch_op(a, stream):
         if out is None:

@@ -30,7 +30,7 @@ void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks,
     const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
     ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
     EXPECT_EQ(rule->kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
-    if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(rule->kernel, p.m, p.n), p.precise) << p.m << "x" << p.n;
+    if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(rule->kernel), p.precise) << p.m << "x" << p.n;
   }
 }
 
@@ -77,11 +77,17 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {32, 28672, GemmKernel::kSm90Narrow},
                 {65, 4096, GemmKernel::kSm90Small2x1},
+                {96, 6144, GemmKernel::kSm90Narrow2x1},
+                {80, 28672, GemmKernel::kSm90Narrow2x1},
+                {96, 4096, GemmKernel::kSm90Small2x1},
+                {97, 28672, GemmKernel::kSm90Small2x1},
                 {128, 28672, GemmKernel::kSm90Small2x1},
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {129, 6144, GemmKernel::kSm90Square},
-                {193, 4096, GemmKernel::kSm90Square},
+                {193, 4096, GemmKernel::kSm90Narrow2x1},
+                {256, 4096, GemmKernel::kSm90Narrow2x1},
+                {256, 6144, GemmKernel::kSm90Square},
                 {129, 10240, GemmKernel::kSm90Wide},
                 {256, 10240, GemmKernel::kSm90Wide},
                 {256, 28672, GemmKernel::kSm90Square},
@@ -121,10 +127,11 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {128, 10240, GemmKernel::kSm90Small2x1},
+                {96, 10240, GemmKernel::kSm90Narrow2x1, true},
                 {160, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
-                {193, 4096, GemmKernel::kSm90Square, true},
-                {256, 4096, GemmKernel::kSm90Square, true},
+                {193, 4096, GemmKernel::kSm90Narrow2x1, true},
+                {256, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide},
                 {257, 4096, GemmKernel::kSm90Square},

@@ -367,8 +367,9 @@ TEST(ScaledMmFp8FastKernels, GraphCaptureAndReplay) {
 }
 
 // The sm_90 fast table on this GPU: the skinny kernel up to M = 16
-// (precise), int8's tiles above, except M = 193–256 with N < 6144 (the
-// precise 64×128 kernel). The whole table, GPU-free: test_gemm_dispatch_table.cpp.
+// (precise), int8's tiles above, except where int8's table picks the 64×128
+// cluster-2×1 tile (M = 193–256 with N < 6144 here), which fp8 runs as its
+// precise kernel. The whole table, GPU-free: test_gemm_dispatch_table.cpp.
 TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast table is sm_90's";
@@ -384,7 +385,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSkinny}, Want{64, 4096, 4096, at_64},
-                        Want{256, 4096, 4096, GemmKernel::kSm90Square}, Want{1024, 4096, 4096, at_1024},
+                        Want{256, 4096, 4096, GemmKernel::kSm90Narrow2x1}, Want{1024, 4096, 4096, at_1024},
                         Want{4096, 4096, 4096, GemmKernel::kSm90Wide}}) {
     detail::ScaledMmArgs args;
     args.m = w.m, args.n = w.n, args.k = w.k;
@@ -398,7 +399,8 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     args.fp8_fast_accum = true;
     args.device = kGpu;
     EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), w.kernel) << w.m << "x" << w.n << "x" << w.k;
-    // M = 193–256 with N < 6144 runs the precise 64×128 kernel (faster there); N ≥ 6144 stays fast.
+    // M = 193–256 with N < 6144 runs the precise 64×128 cluster-2×1 kernel (faster there); N ≥ 6144
+    // stays fast.
     EXPECT_EQ(detail::scaled_mm_cuda_choice(args).fp8_fast_accum, w.m != 256 && w.m > 16) << w.m;
     if (w.m == 256) {
       args.n = args.ldo = 6144;

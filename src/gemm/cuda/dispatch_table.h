@@ -126,6 +126,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {64, 0, kAnyN, GemmKernel::kSm90Narrow,
      "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work; TMA keeps enough "
      "bytes in flight"},
+    {96, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
+     "M = 65–96, N ≥ 6144: 64×128 tiles whose two M tiles share the weight tile by multicast — "
+     "80×10240×8192 51.4 → 42.7 µs, 80×28672×4096 61.1 → 50.5, 96×8192×8192 35.6 → 30.1, "
+     "96×6144×4096 18.2 → 15.5 (at M = 112–128 64×64 stayed 0–7 % faster; "
+     "bench/results/gemm-h100-sweep-narrow2x1.json)"},
     {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
      "M = 65–128: 64×64 tiles whose two M tiles share the weight tile by multicast, 2·N/64 CTAs — "
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
@@ -134,6 +139,10 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
      "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
+    {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
+     "M = 193–256, N < 6144: four 64-row tiles sharing the weight tile by multicast in pairs (128 "
+     "CTAs at N = 4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → "
+     "28.1, 224×4096×14336 44.6 → 39.1, 256×4096×4096 17.3 → 14.7; 200×… 1–3 % faster"},
     {256, 0, kAnyN, GemmKernel::kSm90Wide,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×256 tiles "
      "in one wave — 129×10240×8192 66.0 → 48.1 µs, 192×… 56.4 → 48.5, 256×… 53.4 → 49.0",
@@ -209,13 +218,14 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //   - the skinny kernel (M ≤ 16) has no fast mode: each mma.sync m16n8k32
 //     returns its sum to an fp32 register every 32 products, finer than the
 //     precise wgmma mainloop's promotion;
-//   - M = 193–256 with N < 6144, where the table picks kSm90Square: the
-//     precise 64×128 ping-pong (cluster 2×1, overlapped promotion) beats
-//     every fast tile — H100, same call: 256×4096×4096 14.5 µs against 16.1
-//     (fast 64×64), 256×4096×14336 34.6 against 41.9.
-constexpr bool fp8_fast_runs_precise(GemmKernel kernel, int64_t m, int64_t n) {
-  if (kernel == GemmKernel::kSkinny) return true;
-  return kernel == GemmKernel::kSm90Square && m > 192 && m <= 256 && n < 6144;
+//   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144):
+//     the int8 tile has no fast fp8 variant; precise fp8 runs it as its
+//     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),
+//     which beat every fast tile there — H100, same call: 256×4096×4096
+//     14.5 µs against 16.1 (fast 64×64), 256×4096×14336 34.6 against 41.9;
+//     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1).
+constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
+  return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1;
 }
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).

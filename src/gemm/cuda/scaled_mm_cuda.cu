@@ -101,7 +101,7 @@ GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
     if (int8) return pick(kSm90Int8Rules, args, info);
     if (!args.fp8_fast_accum) return pick(kSm90Fp8Rules, args, info);
     GemmChoice fast = pick(kSm90Int8Rules, args, info);  // the fast kernels are int8's tiles
-    fast.fp8_fast_accum = !fp8_fast_runs_precise(fast.kernel, args.m, args.n);
+    fast.fp8_fast_accum = !fp8_fast_runs_precise(fast.kernel);
     return fast;
   }
   if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
