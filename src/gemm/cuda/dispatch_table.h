@@ -71,7 +71,8 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // "wide" leaves most SMs idle for the second round, "deep" streams ~20 %
 // slower), and 64×64 tiles fit in one wave (N ≤ 8448 at M ≤ 64).
 constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count) {
-  const int64_t tiles = (n + 15) / 16, slots = 3 * static_cast<int64_t>(sm_count);
+  const int64_t tiles = (n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
+  const int64_t slots = kSkinnyDecodeWideCtasPerSm * static_cast<int64_t>(sm_count);
   return tiles > slots && 2 * tiles < 3 * slots && small_tiles_fit_one_wave(m, n, sm_count);
 }
 

@@ -46,4 +46,10 @@ bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 
+// The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which
+// the dispatch table's skinny_tiles_ragged counts: 16-column tiles, and the
+// "wide" shape's launch bound of 3 resident CTAs (256 threads) per SM.
+constexpr int kSkinnyDecodeColumns = 16;
+constexpr int kSkinnyDecodeWideCtasPerSm = 3;
+
 }  // namespace qgemm::detail

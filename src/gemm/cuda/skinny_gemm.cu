@@ -279,17 +279,18 @@ double balance(int64_t tiles, int64_t slots) {
 // SMs then idle). "deep" streams ~0.8× as fast per balanced tile.
 void launch_decode(const ScaledMmArgs& args) {
   constexpr double kDeepRate = 0.8;
+  constexpr int kNTiles = kSkinnyDecodeColumns / 8, kWideCtas = kSkinnyDecodeWideCtasPerSm;
   const bool fp8 = args.input_dtype != DType::kInt8;
-  const int64_t tiles = (args.n + 15) / 16;
+  const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
-  const int64_t wide_slots = fp8 ? kernel_info<kKernel<1, 2, 2, 8, 3, true>>(device, 256).resident_ctas
-                                 : kernel_info<kKernel<1, 2, 2, 8, 3, false>>(device, 256).resident_ctas;
-  const int64_t deep_slots = fp8 ? kernel_info<kKernel<1, 2, 4, 8, 2, true>>(device, 256).resident_ctas
-                                 : kernel_info<kKernel<1, 2, 4, 8, 2, false>>(device, 256).resident_ctas;
+  const int64_t wide_slots = fp8 ? kernel_info<kKernel<1, kNTiles, 2, 8, kWideCtas, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, kNTiles, 2, 8, kWideCtas, false>>(device, 256).resident_ctas;
+  const int64_t deep_slots = fp8 ? kernel_info<kKernel<1, kNTiles, 4, 8, 2, true>>(device, 256).resident_ctas
+                                 : kernel_info<kKernel<1, kNTiles, 4, 8, 2, false>>(device, 256).resident_ctas;
   if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
-    launch<1, 2, 4, 8, 2>(args, true);
+    launch<1, kNTiles, 4, 8, 2>(args, true);
   } else {
-    launch<1, 2, 2, 8, 3>(args, true);
+    launch<1, kNTiles, 2, 8, kWideCtas>(args, true);
   }
 }
 
