@@ -229,6 +229,18 @@ std::vector<WonlyCase> small_cases() {
       }
     }
   }
+  // int4 M ≤ 4 where 16-row blocks give ≥ 20 warps per SM (N ≥ 80·SMs:
+  // 10560 on a 132-SM H100) run the second one-token-block decode shape:
+  // ragged N, a partial last K tile, both layouts, a padded view; M = 5 is
+  // the first shape on the same weight.
+  for (int64_t m : {1, 3, 4, 5}) {
+    WonlyCase c;
+    c.m = m, c.n = 10595, c.k = 416, c.int4 = true, c.group_size = 32;
+    c.offsets = m != 3, c.bias = m != 1, c.prepacked = m == 4;
+    c.dtype = m == 3 ? DType::kFloat16 : DType::kBFloat16;
+    if (m == 1) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = 16;
+    cases.push_back(c);
+  }
   // M = 17…32 where the table runs one wgmma launch for int4 on sm_90 (two
   // decode launches elsewhere, and for int8): a small grid with long K, and
   // a grid of 64 row tiles (the small ones above, short K, take the decode

@@ -3,8 +3,9 @@
 //
 // Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × 4 kernel
 // shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × (a
-// second gemv shape for 2 token blocks on small grids + 3 wgmma tiles (64,
-// 128, 256 tokens))) = 24 kernels, plus one prepack kernel.
+// second gemv shape for each of 1 and 2 token blocks (M ≤ 4 on many rows,
+// M ≤ 16 on small grids) + 3 wgmma tiles (64, 128, 256 tokens))) = 26
+// kernels, plus one prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
@@ -28,7 +29,8 @@ struct WonlyConfig {
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
   {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
-                              "multiply (int4: 32-row blocks, int8: 16-row blocks at 3 blocks/SM)"},
+                              "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
+                              "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2"},
   {32, WonlyKernel::kWgmma, 64,

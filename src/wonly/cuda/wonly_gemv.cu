@@ -323,7 +323,27 @@ void launch_variant(const WeightOnlyArgs& args) {
 // candidates and their times are in docs/weight_only.md):
 //   <token blocks, m16 tiles per block, depth, warps, min blocks>
 //   M ≤ 8,  int4: <1, 2, 1, 8>   32 rows, 8 warps: 55–60 µs at M = 1 (best of 7)
-//   M ≤ 8,  int8: <1, 1, 2, 8, 3> 16 rows, ≤ 80 registers for 3 blocks/SM: 94 µs
+//                                — unless M ≤ 4 and the weight has rows for
+//                                ≥ 20 warps per SM (kManyRowsPerSm): then
+//                                <1, 1, 1, 4, 7>, 16-row blocks of 4 warps at
+//                                72 registers, 7 blocks = 28 warps per SM
+//                                against 16: more warps to hide the chain
+//                                load → dequantize → MMA (H100, plain g128,
+//                                M = 1: (28672, 8192) 60.0 → 53.8 µs, (57344,
+//                                8192) 108.8 → 99.7, (11008, 4096) 18.8 →
+//                                16.3; M = 4 2–12 % faster; but M = 8 up to 8 %
+//                                slower: every block re-reads M tokens'
+//                                activations, twice as often as with 32 rows;
+//                                and N = 8192 10 % slower: the same 15.5 warps
+//                                per SM as 32-row blocks, half the bytes
+//                                in flight each)
+//   M ≤ 8,  int8: <1, 1, 1, 8, 4> 16 rows, 61 registers for 4 blocks = 32
+//                                warps per SM (fp16: 3 blocks, below):
+//                                90.8 µs at M = 1–8, bf16 (was
+//                                <1, 1, 2, 8, 3>: 96; (8192, 8192) 37.5 →
+//                                29.5, (57344, 8192) 181 → 167, (4096, 11008)
+//                                26.3 → 23.1; 2 % slower at (4096, 4096) and
+//                                (11008, 4096))
 //   M ≤ 16, int4: <2, 4, 1, 4>   64 rows: activations re-read from L2 by 4×
 //                                fewer blocks than with 16 rows: 71–77 µs —
 //                                unless 64-row blocks number fewer than the
@@ -334,13 +354,24 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                                it would be 23.3 → 26.5, at (28672, 8192)
 //                                71.1 → 88.2)
 //   M ≤ 16, int8: <2, 2, 1, 8>   32 rows: 98 µs (64 rows: 113 µs)
+constexpr int kManyRowsWarpsPerSm = 20;
+
 template <bool kBf16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
+  const int sm_count = cuda_device_info(args.device.index).sm_count;
   if (token_blocks == 1) {
-    if constexpr (kInt4) launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
-    else launch_variant<kBf16, kInt4, 1, 1, 2, 8, 3>(args);
+    if constexpr (kInt4) {
+      // 16-row blocks of 4 warps: N/16 · 4 warps spread over the SMs.
+      const bool many_rows = (args.n + 15) / 16 * 4 >= static_cast<int64_t>(kManyRowsWarpsPerSm) * sm_count;
+      if (args.m <= 4 && many_rows) launch_variant<kBf16, kInt4, 1, 1, 1, 4, 7>(args);
+      else launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
+    } else {
+      // bf16: ≤ 64 registers, 4 blocks/SM (61 used). fp16's int8 dequantization
+      // (an extra 16-bit FMA per pair) would spill at 64: ≤ 80, 3 blocks/SM.
+      launch_variant<kBf16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
+    }
   } else if constexpr (kInt4) {
-    if ((args.n + 63) / 64 < cuda_device_info(args.device.index).sm_count) {
+    if ((args.n + 63) / 64 < sm_count) {
       launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
     } else {
       launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
