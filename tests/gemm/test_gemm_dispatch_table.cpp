@@ -69,7 +69,7 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {16, 57344, GemmKernel::kSkinny},
                 {16, 6144, GemmKernel::kSkinny},
                 {16, 10240, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSkinny},  // CUTLASS needs M ≥ 2
+                {1, 8192, GemmKernel::kSm90Small1x2},
                 {2, 8192, GemmKernel::kSm90Small1x2},
                 {16, 8192, GemmKernel::kSm90Small1x2},
                 {17, 4096, GemmKernel::kSm90Small1x2},
@@ -101,7 +101,7 @@ TEST(GemmDispatchTable, Sm90Int8) {
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
                {{16, 4096, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSkinny},
+                {1, 8192, GemmKernel::kSm90Small1x2},
                 {16, 8192, GemmKernel::kSm90Small1x2},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},

@@ -36,8 +36,7 @@ struct GemmRule {
   int64_t max_n;
   GemmKernel kernel;
   const char* why;
-  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says …
-  int64_t min_m = 1;          // … and M ≥ min_m.
+  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
 };
 
 constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
@@ -92,7 +91,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
 template <size_t N>
 constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && m >= rule.min_m && n >= rule.min_n && n <= rule.max_n &&
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n &&
         waves_hold(rule.waves, m, n, sm_count)) {
       return &rule;
     }
@@ -109,16 +108,17 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M = 2–16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
+     "M ≤ 16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
      "tiles on 396 CTAs) and 64×64 tiles fit one wave: 16×8192×8192 34.6 → 32.0 µs, 16×8192×28672 "
      "107 → 92.0 (skinny's better shape → this tile, H100, bench/results/gemm-h100-skinny-split-"
-     "experiment.json); M = 1 stays on the skinny kernel (CUTLASS needs M ≥ 2)",
-     Waves::kSkinnyRagged, 2},
+     "experiment.json); M = 1 too: 1×8192×28672 105.3 → 94.7, 1×8192×8192 33.4 → 34.1 "
+     "(bench/results/gemm-h100-m1-cutlass.json)",
+     Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny,
-     "M ≤ 16 (decode; M = 1 is also below the CUTLASS kernels' M ≥ 2): the persistent skinny kernel "
+     "M ≤ 16 (decode): the persistent skinny kernel "
      "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
      "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
-     "slower only at N = 8192 (1–16 %, docs/gemm.md: M = 2–16 take the row above there)"},
+     "slower only at N = 8192 (1–16 %, docs/gemm.md: the row above takes it there)"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -169,9 +169,9 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M = 2–16 where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
-     "16×8192×28672 114 → 92.2",
-     Waves::kSkinnyRagged, 2},
+     "M ≤ 16 where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
+     "16×8192×28672 114 → 92.2; 1×8192×28672 94.6 (was 111.6 at 3b8b94a)",
+     Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "

@@ -32,10 +32,9 @@ __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t
 bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // What every CUTLASS kernel needs: 16-byte aligned bases and leading
-// dimensions (TMA / cp.async), N and K multiples of 16, M ≥ 2 (M = 1 is
-// the skinny kernel's or the fallback's).
+// dimensions (TMA / cp.async), N and K multiples of 16.
 bool cutlass_can_take(const ScaledMmArgs& args) {
-  return args.m >= 2 && args.n % 16 == 0 && args.k % 16 == 0 && args.lda % 16 == 0 &&
+  return args.n % 16 == 0 && args.k % 16 == 0 && args.lda % 16 == 0 &&
          args.ldb % 16 == 0 && args.ldo % 8 == 0 && aligned16(args.a) && aligned16(args.b) &&
          aligned16(args.out);
 }
