@@ -241,6 +241,18 @@ std::vector<WonlyCase> small_cases() {
     if (m == 1) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = 16;
     cases.push_back(c);
   }
+  // int4 M = 9–16 where 32-row blocks fill one wave of 3 per SM with more
+  // than one per SM (32·SMs < N ≤ 96·SMs: 4256–12672 on an H100) run the
+  // 32-row, 4-warp decode shape: ragged N, a partial last K tile.
+  for (int64_t m : {9, 16}) {
+    for (bool prepacked : {false, true}) {
+      WonlyCase c;
+      c.m = m, c.n = 5003, c.k = 416, c.int4 = true, c.group_size = 32;
+      c.offsets = prepacked, c.bias = m == 9, c.prepacked = prepacked;
+      c.dtype = prepacked ? DType::kFloat16 : DType::kBFloat16;
+      cases.push_back(c);
+    }
+  }
   // M = 17…32 where the table runs one wgmma launch for int4 on sm_90 (two
   // decode launches elsewhere, and for int8): a small grid with long K, and
   // a grid of 64 row tiles (the small ones above, short K, take the decode

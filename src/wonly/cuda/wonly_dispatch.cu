@@ -3,9 +3,9 @@
 //
 // Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × 4 kernel
 // shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × (a
-// second gemv shape for each of 1 and 2 token blocks (M ≤ 4 on many rows,
-// M ≤ 16 on small grids) + 3 wgmma tiles (64, 128, 256 tokens))) = 26
-// kernels, plus one prepack kernel.
+// second gemv shape for 1 token block (M ≤ 4 on many rows), two more for 2
+// token blocks (small grids; one wave of 32-row blocks) + 3 wgmma tiles (64,
+// 128, 256 tokens))) = 28 kernels, plus one prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>

@@ -352,7 +352,15 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                                M = 16, cbc573d: (4096, 4096) 13.7 → 11.4 µs,
 //                                (4096, 11008) 30.2 → 21.0; at (11008, 4096)
 //                                it would be 23.3 → 26.5, at (28672, 8192)
-//                                71.1 → 88.2)
+//                                71.1 → 88.2) — and where 32-row blocks fill
+//                                one wave of 3 per SM with more than one per
+//                                SM (32·SMs < N ≤ 96·SMs), <2, 2, 1, 4, 3>:
+//                                32-row blocks of 4 warps at 144 registers,
+//                                12 warps per SM (H100, M = 9–16, plain g128:
+//                                (11008, 4096) 24.2–24.8 → 20.8–21.8 µs,
+//                                (8192, 8192) 30.2–31.0 → 28.4–28.7; at
+//                                (4096, 4096) 12.0 → 12.5–16.7, at (28672,
+//                                8192) 75.9–76.3 → 80.5–82.0)
 //   M ≤ 16, int8: <2, 2, 1, 8>   32 rows: 98 µs (64 rows: 113 µs)
 constexpr int kManyRowsWarpsPerSm = 20;
 
@@ -371,7 +379,10 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<kBf16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
     }
   } else if constexpr (kInt4) {
-    if ((args.n + 63) / 64 < sm_count) {
+    const int64_t blocks32 = (args.n + 31) / 32;
+    if (blocks32 > sm_count && blocks32 <= 3 * static_cast<int64_t>(sm_count)) {
+      launch_variant<kBf16, kInt4, 2, 2, 1, 4, 3>(args);
+    } else if ((args.n + 63) / 64 < sm_count) {
       launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
     } else {
       launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
