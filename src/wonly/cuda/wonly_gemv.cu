@@ -319,76 +319,69 @@ void launch_variant(const WeightOnlyArgs& args) {
   launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
 }
 
-// Kernel shapes, measured on H100 at (N,K) = (28672, 8192) (issue 7; the
-// candidates and their times are in docs/weight_only.md):
-//   <token blocks, m16 tiles per block, depth, warps, min blocks>
-//   M ≤ 8,  int4: <1, 2, 1, 8>   32 rows, 8 warps: 55–60 µs at M = 1 (best of 7)
-//                                — unless M ≤ 4 and the weight has rows for
-//                                ≥ 20 warps per SM (kManyRowsPerSm): then
-//                                <1, 1, 1, 4, 7>, 16-row blocks of 4 warps at
-//                                72 registers, 7 blocks = 28 warps per SM
-//                                against 16: more warps to hide the chain
-//                                load → dequantize → MMA (H100, plain g128,
-//                                M = 1: (28672, 8192) 60.0 → 53.8 µs, (57344,
-//                                8192) 108.8 → 99.7, (11008, 4096) 18.8 →
-//                                16.3; M = 4 2–12 % faster; but M = 8 up to 8 %
-//                                slower: every block re-reads M tokens'
-//                                activations, twice as often as with 32 rows;
-//                                and N = 8192 10 % slower: the same 15.5 warps
-//                                per SM as 32-row blocks, half the bytes
-//                                in flight each)
-//   M ≤ 8,  int8: <1, 1, 1, 8, 4> 16 rows, 61 registers for 4 blocks = 32
-//                                warps per SM (fp16: 3 blocks, below):
-//                                90.8 µs at M = 1–8, bf16 (was
-//                                <1, 1, 2, 8, 3>: 96; (8192, 8192) 37.5 →
-//                                29.5, (57344, 8192) 181 → 167, (4096, 11008)
-//                                26.3 → 23.1; 2 % slower at (4096, 4096) and
-//                                (11008, 4096))
-//   M ≤ 16, int4: <2, 4, 1, 4>   64 rows: activations re-read from L2 by 4×
-//                                fewer blocks than with 16 rows: 71–77 µs —
-//                                unless 64-row blocks number fewer than the
-//                                SMs (N < 64·SMs): then <2, 2, 1, 8>, twice
-//                                the blocks with twice the warps each (H100,
-//                                M = 16, cbc573d: (4096, 4096) 13.7 → 11.4 µs,
-//                                (4096, 11008) 30.2 → 21.0; at (11008, 4096)
-//                                it would be 23.3 → 26.5, at (28672, 8192)
-//                                71.1 → 88.2) — and where 32-row blocks fill
-//                                one wave of 3 per SM with more than one per
-//                                SM (32·SMs < N ≤ 96·SMs), <2, 2, 1, 4, 3>:
-//                                32-row blocks of 4 warps at 144 registers,
-//                                12 warps per SM (H100, M = 9–16, plain g128:
-//                                (11008, 4096) 24.2–24.8 → 20.8–21.8 µs,
-//                                (8192, 8192) 30.2–31.0 → 28.4–28.7; at
-//                                (4096, 4096) 12.0 → 12.5–16.7, at (28672,
-//                                8192) 75.9–76.3 → 80.5–82.0)
-//   M ≤ 16, int8: <2, 2, 1, 8>   32 rows: 98 µs (64 rows: 113 µs)
+// Kernel shapes <token blocks, m16 tiles per block, depth, warps, min
+// blocks/SM>, measured on H100 (issue 7; the candidates and their times are in
+// docs/weight_only.md, "Register-count sweep" and "Block shapes tried"):
+//
+// M ≤ 8, int4:
+//   <1, 2, 1, 8>     32 rows, 8 warps, 120 registers (16 warps per SM):
+//                    55–60 µs at M = 1 on (28672, 8192), best of 7 shapes.
+//   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
+//                    ≥ kManyRowsWarpsPerSm warps: 72 registers, 28 warps per
+//                    SM to hide the chain load → dequantize → MMA. M = 1:
+//                    (28672, 8192) 60.0 → 53.8 µs, (57344, 8192) 108.8 →
+//                    99.7, (11008, 4096) 18.8 → 16.3; M = 4 2–12 % faster.
+//                    Not at M = 8 (up to 8 % slower: every block re-reads 8
+//                    tokens' activations, twice as often as with 32 rows),
+//                    nor at N = 8192 (10 % slower: 15.5 warps per SM either
+//                    way, and half the bytes in flight per warp).
+// M ≤ 8, int8:
+//   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
+//                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
+//                    M = 1–8 against <1, 1, 2, 8, 3>; (8192, 8192) 37.5 →
+//                    29.5, (57344, 8192) 181 → 167, (4096, 11008) 26.3 →
+//                    23.1; 2 % slower at (4096, 4096) and (11008, 4096).
+// M ≤ 16, int4, by how 32-row blocks fill the SMs:
+//   <2, 2, 1, 8>     ≤ 1 per SM (N ≤ 32·SMs): twice the blocks of 64 rows,
+//                    with twice the warps (cbc573d, M = 16: (4096, 4096)
+//                    13.7 → 11.4 µs, (4096, 11008) 30.2 → 21.0).
+//   <2, 2, 1, 4, 3>  one wave of 3 per SM (N ≤ 96·SMs): 144 registers, 12
+//                    warps per SM. M = 9–16: (11008, 4096) 24.2–24.8 →
+//                    20.8–21.8 µs, (8192, 8192) 30.2–31.0 → 28.4–28.7,
+//                    (6144, 4096) 19.9 → 15.7.
+//   <2, 4, 1, 4>     more: 64 rows, 232 registers (8 warps per SM), half the
+//                    activation re-reads from L2 of 32-row blocks: 71–77 µs
+//                    on (28672, 8192), where <2, 2, 1, 4, 3> takes 80–82.
+// M ≤ 16, int8:
+//   <2, 2, 1, 8, 2>  32 rows, ≤ 128 registers for 2 blocks/SM: 98 µs on
+//                    (28672, 8192) (64 rows: 113 µs).
 constexpr int kManyRowsWarpsPerSm = 20;
 
 template <bool kBf16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
-  const int sm_count = cuda_device_info(args.device.index).sm_count;
+  const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
   if (token_blocks == 1) {
     if constexpr (kInt4) {
-      // 16-row blocks of 4 warps: N/16 · 4 warps spread over the SMs.
-      const bool many_rows = (args.n + 15) / 16 * 4 >= static_cast<int64_t>(kManyRowsWarpsPerSm) * sm_count;
-      if (args.m <= 4 && many_rows) launch_variant<kBf16, kInt4, 1, 1, 1, 4, 7>(args);
-      else launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
+      const int64_t warps_16_rows = (args.n + 15) / 16 * 4;  // 16-row blocks of 4 warps
+      if (args.m <= 4 && warps_16_rows >= kManyRowsWarpsPerSm * sm_count) {
+        launch_variant<kBf16, kInt4, 1, 1, 1, 4, 7>(args);
+      } else {
+        launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
+      }
     } else {
-      // bf16: ≤ 64 registers, 4 blocks/SM (61 used). fp16's int8 dequantization
-      // (an extra 16-bit FMA per pair) would spill at 64: ≤ 80, 3 blocks/SM.
       launch_variant<kBf16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
     }
   } else if constexpr (kInt4) {
-    const int64_t blocks32 = (args.n + 31) / 32;
-    if (blocks32 > sm_count && blocks32 <= 3 * static_cast<int64_t>(sm_count)) {
-      launch_variant<kBf16, kInt4, 2, 2, 1, 4, 3>(args);
-    } else if ((args.n + 63) / 64 < sm_count) {
+    const int64_t blocks_32_rows = (args.n + 31) / 32;
+    if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
+    } else if (blocks_32_rows <= 3 * sm_count) {
+      launch_variant<kBf16, kInt4, 2, 2, 1, 4, 3>(args);
     } else {
       launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
     }
   } else {
-    launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);  // ≤ 128 registers: 2 blocks/SM
+    launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
