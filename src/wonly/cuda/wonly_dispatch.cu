@@ -32,7 +32,8 @@ constexpr WonlyConfig kConfigs[] = {
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
                               "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
-                              "so fewer blocks re-read the activations from L2"},
+                              "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
+                              "64-row blocks would leave thin (block shapes: `launch` in wonly_gemv.cu)"},
   {32, WonlyKernel::kWgmma, 64,
                               "one wgmma launch (padded to 64 tokens) rather than two decode launches, each "
                               "reading the weight: H100 at afd809f, M = 32: 22.8 µs on (4096, 4096) against "
