@@ -241,15 +241,18 @@ std::vector<WonlyCase> small_cases() {
     if (m == 1) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = 16;
     cases.push_back(c);
   }
-  // int4 M = 9–16 where 32-row blocks fill one wave of 3 per SM with more
-  // than one per SM (32·SMs < N ≤ 96·SMs: 4256–12672 on an H100) run the
-  // 32-row, 4-warp decode shape: ragged N, a partial last K tile.
+  // M = 9–16 on N = 5003, ragged, with a partial last K tile: int4 runs the
+  // 32-row, 4-warp decode shape (32·SMs < N ≤ 96·SMs: 4256–12672 on an
+  // H100), int8 the 16-row one (its 313 blocks fill 79 % of a wave of 396 on
+  // an H100, the 32-row shape's 157 blocks 59 % of 264).
   for (int64_t m : {9, 16}) {
     for (bool prepacked : {false, true}) {
       WonlyCase c;
       c.m = m, c.n = 5003, c.k = 416, c.int4 = true, c.group_size = 32;
       c.offsets = prepacked, c.bias = m == 9, c.prepacked = prepacked;
       c.dtype = prepacked ? DType::kFloat16 : DType::kBFloat16;
+      cases.push_back(c);
+      c.int4 = false, c.group_size = m == 9 ? 0 : 32;  // int8: per channel, and groups
       cases.push_back(c);
     }
   }

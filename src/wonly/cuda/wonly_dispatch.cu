@@ -5,7 +5,9 @@
 // shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × (a
 // second gemv shape for 1 token block (M ≤ 4 on many rows), two more for 2
 // token blocks (small grids; one wave of 32-row blocks) + 3 wgmma tiles (64,
-// 128, 256 tokens))) = 28 kernels, plus one prepack kernel.
+// 128, 256 tokens)) + int8 × a second gemv shape for 2 token blocks (16-row
+// blocks where they fill their last wave better)) = 30 kernels, plus one
+// prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
@@ -33,7 +35,8 @@ constexpr WonlyConfig kConfigs[] = {
                               "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
-                              "64-row blocks would leave thin (block shapes: `launch` in wonly_gemv.cu)"},
+                              "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
+                              "their last wave (block shapes: `launch` in wonly_gemv.cu)"},
   {32, WonlyKernel::kWgmma, 64,
                               "one wgmma launch (padded to 64 tokens) rather than two decode launches, each "
                               "reading the weight: H100 at afd809f, M = 32: 22.8 µs on (4096, 4096) against "

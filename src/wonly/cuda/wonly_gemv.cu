@@ -352,10 +352,37 @@ void launch_variant(const WeightOnlyArgs& args) {
 //   <2, 4, 1, 4>     more: 64 rows, 232 registers (8 warps per SM), half the
 //                    activation re-reads from L2 of 32-row blocks: 71–77 µs
 //                    on (28672, 8192), where <2, 2, 1, 4, 3> takes 80–82.
-// M ≤ 16, int8:
+// M ≤ 16, int8, whichever fills its last wave of blocks better (both
+// unsplit; a tie keeps the first):
 //   <2, 2, 1, 8, 2>  32 rows, ≤ 128 registers for 2 blocks/SM: 98 µs on
 //                    (28672, 8192) (64 rows: 113 µs).
+//   <2, 1, 1, 8, 3>  16 rows, 75 registers for 3 blocks/SM. M = 9–16:
+//                    (11008, 4096) 28.3 → 24.8 µs (344 32-row blocks on 264
+//                    slots fill 65 % of their last wave, 688 16-row blocks
+//                    on 396 slots 87 %); the wave fill also keeps the first
+//                    shape where it measured faster: (8192, 8192) 31.7 against
+//                    38.4, (57344, 8192) 182 against 188.
 constexpr int kManyRowsWarpsPerSm = 20;
+
+// blocks / (slots · rounds): how full the rounds of `slots` resident blocks are.
+inline double wave_fill(int64_t blocks, int64_t slots) {
+  const int64_t rounds = (blocks + slots - 1) / slots;
+  return static_cast<double>(blocks) / static_cast<double>(slots * rounds);
+}
+
+// int8, M ≤ 16: the 16-row shape where neither shape splits K and its
+// blocks fill their last wave better than the 32-row shape's.
+template <bool kBf16>
+bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
+  constexpr int kThreads = 8 * 32;
+  const int64_t tall = (args.n + 31) / 32, short_ = (args.n + 15) / 16;
+  const int64_t tall_slots =
+      kernel_info<wonly_gemv_kernel<kBf16, false, 2, 2, 1, 8, 2>>(args.device.index, kThreads).resident_ctas;
+  const int64_t short_slots =
+      kernel_info<wonly_gemv_kernel<kBf16, false, 2, 1, 1, 8, 3>>(args.device.index, kThreads).resident_ctas;
+  const bool unsplit = 2 * tall > tall_slots && 2 * short_ > short_slots;  // split_k_factor's bound
+  return unsplit && wave_fill(short_, short_slots) > wave_fill(tall, tall_slots);
+}
 
 template <bool kBf16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
@@ -380,6 +407,8 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
     } else {
       launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
     }
+  } else if (int8_short_blocks_fill_better<kBf16>(args)) {
+    launch_variant<kBf16, kInt4, 2, 1, 1, 8, 3>(args);
   } else {
     launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);
   }
