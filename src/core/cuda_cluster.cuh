@@ -3,9 +3,9 @@
 // cluster (grid z) take disjoint parts of K for the same tile, leave their
 // partial sums in their own shared memory, and add them in rank order through
 // distributed shared memory — a fixed order, so results are deterministic.
-// No global workspace, no atomics, graph-capturable. Used by the skinny
-// scaled GEMM (gemm/cuda/skinny_gemm.cu) and the weight-only kernels
-// (wonly/cuda/wonly_split_k.cuh).
+// No global workspace, no atomics, graph-capturable. Used by the weight-only
+// kernels (wonly/cuda/wonly_split_k.cuh); a split of the skinny scaled GEMM
+// over clusters was measured slower and not kept (docs/gemm.md).
 #pragma once
 
 #include <cooperative_groups.h>

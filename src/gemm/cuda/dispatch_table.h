@@ -91,8 +91,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
 template <size_t N>
 constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n &&
-        waves_hold(rule.waves, m, n, sm_count)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
       return &rule;
     }
   }

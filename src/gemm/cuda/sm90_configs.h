@@ -69,9 +69,10 @@ using Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::
 // int8 35.1 → 28.3 µs, 64×4096×14336 32.9 → 28.6 (dispatch_table.h has the
 // rest). The same tiles for precise fp8 (overlapped promotion: 3 × 32
 // accumulator registers) and fast fp8.
-// kSm90Narrow2x1 (int8) — M = 129–256 on narrow weights with long K: the
-// 64×128 tile with cluster 2×1, so the M tiles' CTAs share the weight tile B
-// by multicast (Narrow's 1×2 shares A, the small operand). Precise fp8 has
+// kSm90Narrow2x1 (int8) — M = 65–96 with N ≥ 6144 and M = 193–256 with
+// N < 6144 (dispatch_table.h): the 64×128 tile with cluster 2×1, so the M
+// tiles' CTAs share the weight tile B by multicast (Narrow's 1×2 shares A,
+// the small operand). Precise fp8 has
 // had this tile as its kSm90Square (Fp8Square), which ran 256×4096×14336 in
 // 34.1 µs where int8's tiles took 42.4–42.8; run_config maps kSm90Narrow2x1
 // to it for fp8, so fp8 instantiates nothing new.

@@ -33,6 +33,8 @@
 // kDepth tiles into registers before the current tile's math. SASS per
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
 // int8 4.8–5.0 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+#include <utility>
+
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -370,16 +372,25 @@ inline double wave_fill(int64_t blocks, int64_t slots) {
   return static_cast<double>(blocks) / static_cast<double>(slots * rounds);
 }
 
+// The two int8 M ≤ 16 shapes <2, kTiles, 1, 8, kMinBlocks> (table above):
+// 32 rows at 2 blocks/SM, 16 rows at 3.
+constexpr int kInt8TallTiles = 2, kInt8TallMinBlocks = 2;
+constexpr int kInt8ShortTiles = 1, kInt8ShortMinBlocks = 3;
+
+// A shape's blocks for this weight and the blocks resident at once.
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+std::pair<int64_t, int64_t> blocks_and_slots(const WeightOnlyArgs& args) {
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  return {(args.n + 16 * kTiles - 1) / (16 * kTiles), kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas};
+}
+
 // int8, M ≤ 16: the 16-row shape where neither shape splits K and its
 // blocks fill their last wave better than the 32-row shape's.
 template <bool kBf16>
 bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
-  constexpr int kThreads = 8 * 32;
-  const int64_t tall = (args.n + 31) / 32, short_ = (args.n + 15) / 16;
-  const int64_t tall_slots =
-      kernel_info<wonly_gemv_kernel<kBf16, false, 2, 2, 1, 8, 2>>(args.device.index, kThreads).resident_ctas;
-  const int64_t short_slots =
-      kernel_info<wonly_gemv_kernel<kBf16, false, 2, 1, 1, 8, 3>>(args.device.index, kThreads).resident_ctas;
+  const auto [tall, tall_slots] = blocks_and_slots<kBf16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
+  const auto [short_, short_slots] =
+      blocks_and_slots<kBf16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
   const bool unsplit = 2 * tall > tall_slots && 2 * short_ > short_slots;  // split_k_factor's bound
   return unsplit && wave_fill(short_, short_slots) > wave_fill(tall, tall_slots);
 }
@@ -408,9 +419,9 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
     }
   } else if (int8_short_blocks_fill_better<kBf16>(args)) {
-    launch_variant<kBf16, kInt4, 2, 1, 1, 8, 3>(args);
+    launch_variant<kBf16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
   } else {
-    launch_variant<kBf16, kInt4, 2, 2, 1, 8, 2>(args);
+    launch_variant<kBf16, kInt4, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
