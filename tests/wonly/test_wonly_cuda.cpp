@@ -7,9 +7,10 @@
 //  - Small odd shapes in full: every variant, plain and prepacked.
 //  - ŵ read back bit for bit through one-hot activations, every kernel.
 //  - CUDA-graph capture and replay of every dispatch path.
-//  - Both tensor-core kernels on the same problems: on an H100 int4 with
-//    M > 32 runs the wgmma kernel, so the mma.sync kernel (what sm_80 GPUs
-//    run) is forced with detail::WonlyKernelOverride, and every wgmma tile.
+//  - Both tensor-core kernels on the same problems: on an H100 M > 16 runs
+//    the wgmma kernel (int4 and int8), so the mma.sync kernel (what sm_80
+//    GPUs run) is forced with detail::WonlyKernelOverride, and every wgmma
+//    tile.
 // Both sides compute the same ŵ bit for bit; only the fp32 summation order
 // differs, so the tolerance is 2(K+1)·2^-24·Σ|a·ŵ| plus one ulp of T.
 #include <cuda_runtime_api.h>
@@ -172,7 +173,7 @@ TEST_P(WeightOnlyCudaSmall, MatchesCpu) {
 // The same cases on the mma.sync kernel where the table picks wgmma.
 TEST_P(WeightOnlyCudaSmall, MmaSyncKernelMatchesCpu) {
   const WonlyCase c = GetParam();
-  if (!c.int4 || c.m <= 32 || !detail::wonly_wgmma_available(0)) GTEST_SKIP() << "already the table's kernel";
+  if (c.m <= 32 || !detail::wonly_wgmma_available(0)) GTEST_SKIP() << "already the table's kernel";
   detail::WonlyKernelOverride force(detail::WonlyKernel::kMma, c.m <= 64 ? 64 : 128);
   auto rng = make_rng(static_cast<uint64_t>(c.m * 7919 + c.n * 31 + c.k));
   const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
@@ -256,10 +257,9 @@ std::vector<WonlyCase> small_cases() {
       cases.push_back(c);
     }
   }
-  // M = 17…32 where the table runs one wgmma launch for int4 on sm_90 (two
-  // decode launches elsewhere, and for int8): a small grid with long K, and
-  // a grid of 64 row tiles (the small ones above, short K, take the decode
-  // launches).
+  // M = 17…32 where the table runs one wgmma launch on sm_90 (two decode
+  // launches elsewhere): a small grid with long K, and a grid of 64 row
+  // tiles (the small ones above, short K, take the decode launches).
   for (const auto& s : {std::array<int64_t, 2>{200, 8256}, std::array<int64_t, 2>{8192, 320}}) {
     for (int64_t m : {17, 25, 32}) {
       for (bool int4 : {true, false}) {
@@ -280,29 +280,32 @@ INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(sma
 // Every wgmma tile (64, 128, 256 tokens) forced on ragged shapes (M from 17,
 // where the dispatch table can pick it on small grids with long K): partial
 // token tiles, N not a multiple of 128 (nor of the 64 rows of a warpgroup),
-// K with a partial k tile, split K (200 × 4128: few tiles), every group
-// size, offsets and bias both ways, both dtypes, plain and prepacked.
+// K with a partial k tile, split K (200 × 4128: few tiles),
+// every group size, offsets and bias both ways, both dtypes, plain and
+// prepacked, int4 and int8 weights.
 TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (!detail::wonly_wgmma_available(0)) GTEST_SKIP() << "the wgmma kernel runs on sm_90 only";
   const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {300, 1024}};
   int index = 0;
-  for (int tile : {64, 128, 256}) {
-    detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
-    for (const auto& s : shapes) {
-      for (int64_t m : {17, 33, 100, 257}) {
-        WonlyCase c;
-        c.m = m, c.n = s[0], c.k = s[1], c.int4 = true;
-        c.group_size = kGroups[index % 4];
-        if (c.group_size != 0 && c.k % c.group_size != 0) c.group_size = 32;
-        c.offsets = index % 2 == 0, c.bias = index % 3 != 0, c.prepacked = index % 4 == 1;
-        c.dtype = index % 5 < 3 ? DType::kBFloat16 : DType::kFloat16;
-        ++index;
-        auto rng = make_rng(static_cast<uint64_t>(index * 101 + tile));
-        const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
-        const DeviceWeights dev(w, c.prepacked);
-        SCOPED_TRACE("tile " + std::to_string(tile));
-        check_case(c, w, dev, {{0, c.n}});
+  for (bool int4 : {true, false}) {
+    for (int tile : {64, 128, 256}) {
+      detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
+      for (const auto& s : shapes) {
+        for (int64_t m : {17, 33, 100, 257}) {
+          WonlyCase c;
+          c.m = m, c.n = s[0], c.k = s[1], c.int4 = int4;
+          c.group_size = kGroups[index % 4];
+          if (c.group_size != 0 && c.k % c.group_size != 0) c.group_size = 32;
+          c.offsets = index % 2 == 0, c.bias = index % 3 != 0, c.prepacked = index % 4 == 1;
+          c.dtype = index % 5 < 3 ? DType::kBFloat16 : DType::kFloat16;
+          ++index;
+          auto rng = make_rng(static_cast<uint64_t>(index * 101 + tile));
+          const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+          const DeviceWeights dev(w, c.prepacked);
+          SCOPED_TRACE("tile " + std::to_string(tile));
+          check_case(c, w, dev, {{0, c.n}});
+        }
       }
     }
   }
@@ -375,8 +378,8 @@ TEST(WeightOnlyCudaWgmma, StridedParamsMatchContiguous) {
 }
 
 // Asking for a kernel where it cannot run, or a tile it does not have, is an
-// error, not a wrong result: the wgmma kernel with int8 weights, tiles that
-// neither tensor-core kernel has.
+// error, not a wrong result: the wgmma kernel off sm_90 (on an H100 it runs
+// int8 weights: checked against the CPU), tiles that no kernel has.
 TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
   QGEMM_SKIP_WITHOUT_GPU();
   WonlyCase c;
@@ -386,11 +389,17 @@ TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
   const DeviceWeights dev(w, false);
   WonlyActs x(c, rng);
   CudaBuffer a(x.a), out(x.out.size() * 2);
-  detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, 64);
-  expect_error([&] {
-    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
-  }, ErrorKind::kValue, {"wgmma", "int4"});
+  {
+    detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, 64);
+    if (detail::wonly_wgmma_available(0)) {
+      check_case(c, w, dev, {{0, c.n}});
+    } else {
+      expect_error([&] {
+        weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                       w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
+      }, ErrorKind::kValue, {"wgmma", "sm_90"});
+    }
+  }
 
   WonlyCase c4 = c;
   c4.int4 = true, c4.group_size = 32;
@@ -407,6 +416,10 @@ TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
   if (detail::wonly_wgmma_available(0)) {
     detail::WonlyKernelOverride bad(detail::WonlyKernel::kWgmma, 96);
     expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 96"});
+  }
+  {
+    detail::WonlyKernelOverride bad(detail::WonlyKernel::kGemvChunks, 1);
+    expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "kGemvChunks", "got tile 1"});
   }
 }
 
@@ -431,7 +444,7 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
       };
       for (const auto [m, force_mma] : {Run{8, false}, Run{16, false}, Run{32, false}, Run{64, false},
                                         Run{128, false}, Run{300, false}, Run{64, true}, Run{128, true}}) {
-        if (force_mma && (!int4 || !detail::wonly_wgmma_available(0))) continue;
+        if (force_mma && !detail::wonly_wgmma_available(0)) continue;
         std::optional<detail::WonlyKernelOverride> force;
         if (force_mma) force.emplace(detail::WonlyKernel::kMma, static_cast<int>(m));
         auto rng = make_rng(static_cast<uint64_t>(int4 * 1000 + (dtype == DType::kFloat16) * 100 + m));

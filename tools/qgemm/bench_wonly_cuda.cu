@@ -8,11 +8,13 @@
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
 // speedup_vs_cublas_bf16 = cuBLAS time / this time.
 //
-// --sweep: for M > 16 also the W4A16 g128 plain variant forced onto every
-// tensor-core kernel and tile (detail::WonlyKernelOverride): impl
-// "sweep-w4a16-g128-<mma|wgmma>-<tile>" — the data behind the M > 16 rows of
-// the dispatch table (wonly_dispatch.cu), and the mma.sync kernel's speed
-// (what sm_80 GPUs run) on this GPU.
+// --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
+// onto every tensor-core kernel and tile, and for M ≤ 32 onto 16-token
+// decode launches (detail::WonlyKernelOverride): impl
+// "sweep-<w4a16-g128|w8a16-channel>-<mma|wgmma>-<tile>" and
+// "sweep-…-gemv-chunks" — the data behind the M > 16 rows of the dispatch
+// table (wonly_dispatch.cu), and the mma.sync kernel's speed (what sm_80
+// GPUs run) on this GPU.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -182,7 +184,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         };
         const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us);
-        if (!sweep || m <= 16 || v != 0) continue;
+        if (!sweep || m <= 16 || var.prepacked) continue;
         struct Forced {
           detail::WonlyKernel kernel;
           int tile;
@@ -191,10 +193,12 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         for (const Forced& f : {Forced{detail::WonlyKernel::kMma, 64, "mma-64"}, Forced{detail::WonlyKernel::kMma, 128, "mma-128"},
                                 Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
                                 Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
-                                Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"}}) {
+                                Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"},
+                                Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"}}) {
           if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
+          if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
           detail::WonlyKernelOverride force(f.kernel, f.tile);
-          record(std::string("sweep-w4a16-g128-") + f.name, time_variant(), bytes, cublas_us);
+          record(std::string("sweep-") + (var.impl + 6) + "-" + f.name, time_variant(), bytes, cublas_us);
         }
       }
     }

@@ -17,18 +17,19 @@ enum class WonlyKernel {
   kGemv,        // the decode kernel, one launch (wonly_gemv.cu)
   kGemvChunks,  // the decode kernel, one launch per 16 tokens (each re-reads the weight)
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
-  kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), int4 on sm_90a
+  kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), sm_90a
 };
 
 // Whether the wgmma kernel is built and runs on `device` (compute capability 9.0).
 bool wonly_wgmma_available(int device);
 
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
-// calls on that thread with M > 16 run `kernel` (kMma or kWgmma) with `tile`
-// tokens per block tile instead of the dispatch table's choice. kWgmma where
-// it cannot run (int8, not sm_90, not built) is an error, and so is a tile
-// the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256) or another
-// kernel.
+// calls on that thread with M > 16 run `kernel` (kMma, kWgmma, or
+// kGemvChunks: 16-token decode launches) with `tile` tokens per block tile
+// (kGemvChunks: 2 token blocks) instead of the dispatch table's choice.
+// kWgmma where it cannot run (not sm_90, not built) is an error, and so is a
+// tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
+// kGemvChunks: 2) or another kernel.
 class WonlyKernelOverride {
  public:
   WonlyKernelOverride(WonlyKernel kernel, int tile);
@@ -44,6 +45,6 @@ class WonlyKernelOverride {
 // The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // M ≤ 8·token_blocks
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
-void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // int4, sm_90a; 64, 128 or 256
+void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a; 64, 128 or 256
 
 }  // namespace qgemm::detail

@@ -142,7 +142,7 @@ WonlyKernelOverride::~WonlyKernelOverride() {
 void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
-  const bool wgmma = args.int4 && wgmma_runs_on(device);
+  const bool wgmma = wgmma_runs_on(device);
   WonlyConfig config{};
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
@@ -152,15 +152,17 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sm_count);
   if (args.m > 16 && override_kernel != WonlyKernel::kGemv) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
-      throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel takes int4 weights on sm_90 only");
+      throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel runs on sm_90 only (a build with CUTLASS)");
     }
     const bool mma_tile = override_tile == 64 || override_tile == 128;
-    const bool supported = override_kernel == WonlyKernel::kMma     ? mma_tile
-                           : override_kernel == WonlyKernel::kWgmma ? mma_tile || override_tile == 256
-                                                                    : false;
+    const bool supported = override_kernel == WonlyKernel::kMma         ? mma_tile
+                           : override_kernel == WonlyKernel::kWgmma     ? mma_tile || override_tile == 256
+                           : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2
+                                                                        : false;
     if (!supported) {
-      throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens or kWgmma with "
-                                     "64, 128 or 256, got tile " + std::to_string(override_tile));
+      throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens, kWgmma with "
+                                     "64, 128 or 256, or kGemvChunks with 2 token blocks, got tile " +
+                                     std::to_string(override_tile));
     }
     config.kernel = override_kernel;
     config.tile = override_tile;

@@ -1,5 +1,5 @@
-// Hopper weight-only kernel for int4 weights, M > 16 (sm_90a only; the table
-// in wonly_dispatch.cu says where): the
+// Hopper weight-only kernel for int4 and int8 weights, M > 16 (sm_90a only;
+// the table in wonly_dispatch.cu says where): the
 // tensor-core kernel of wonly_mma.cu with the warpgroup MMA (wgmma) in place
 // of mma.sync. Each of the two warpgroups owns 64 weight rows and issues
 // m64 × kBM × k16 wgmmas whose A operand (the weight, dequantized) comes from
@@ -16,9 +16,11 @@
 //                      128-byte swizzle: token r's 128 bytes are one row, its
 //                      16-byte chunk c at chunk position c ^ (r % 8); rows of 8
 //                      tokens form 1024-byte atoms (the slot is 1024-aligned)
-//   raw [128][32] B    weight_map (32-byte swizzle): row r's two chunks
+//   raw [128][32] B    int4, weight_map (32-byte swizzle): row r's two chunks
 //                      swapped when (r / 4) is odd, so that the 8 rows a warp
 //                      reads at once hit distinct banks
+//   raw [128][64] B    int8 (64-byte swizzle): row r's chunk c at position
+//                      c ^ (r / 2 % 4), likewise
 // and, after the ring, the params' four buffers (wonly_param_blocks.cuh: a
 // block of two groups per row, copied with the block's first k tile, read
 // into registers when the block changes) and the ring's mbarriers.
@@ -33,6 +35,10 @@
 // nibbles = 4 register pairs of the decode kernel's HFMA2 dequantization
 // (wonly_device.cuh, ŵ = round_T(q·s_T + o_T), bit-identical to the CPU twin).
 // The first word holds k 0…31 (group of k0), the second k 32…63 (k0 + 32).
+// int8: the same elements are halfwords t and t + 4 of the row's 16-byte
+// chunk s; a lane loads the two words that hold them (two 4-byte loads per
+// chunk) and joins them with one PRMT into the 4 bytes of the decode
+// kernel's int8 dequantization (`dequant_int8_word`: 2 register pairs).
 //
 // Pipeline per k tile kt: wait for its param copies, one __syncthreads, wait
 // for its slot's mbarrier, load the tile's weight chunks (and params when
@@ -70,14 +76,18 @@ using namespace wonly;
 constexpr int kThreads = kTileThreads;
 constexpr int kBN = kTileRows, kBK = kTileK, kStages = 5;
 
-template <int kBM>
+template <bool kInt4, int kBM>
 struct alignas(1024) Stage {
-  static constexpr int kRawBytes = kBK / 2;  // per row
+  static constexpr int kRawBytes = kInt4 ? kBK / 2 : kBK;  // per row
   uint16_t act[kBM][kBK];
   uint8_t raw[kBN][kRawBytes];
 };
-static_assert(sizeof(Stage<64>) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is exactly its two TMA copies");
-static_assert(sizeof(Stage<64>) % 1024 == 0 && offsetof(Stage<64>, act) == 0, "act atoms stay 1024-aligned");
+static_assert(sizeof(Stage<true, 64>) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is exactly its two TMA copies");
+static_assert(sizeof(Stage<false, 64>) == 64 * kBK * 2 + kBN * kBK, "a slot is exactly its two TMA copies");
+using Int4Stage64 = Stage<true, 64>;
+using Int8Stage64 = Stage<false, 64>;
+static_assert(sizeof(Int4Stage64) % 1024 == 0 && offsetof(Int4Stage64, act) == 0, "act atoms stay 1024-aligned");
+static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte swizzle atoms are 512-aligned");
 
 // The shared-memory matrix descriptor of a K-major operand with 128-byte
 // swizzle (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
@@ -137,14 +147,36 @@ __device__ __forceinline__ uint32_t gather_bytes(uint4 words, uint32_t sel) {
 }
 
 // What a lane reads from shared memory to dequantize one half tile (k16
-// steps 2·half, 2·half + 1) of rows `row` and `row` + 8: each row's 16-byte
-// chunk of that half. (The params come from load_params, per param block.)
-template <int kBM, int kHalf>
-__device__ __forceinline__ void load_half(const Stage<kBM>& stage, int row, uint4 (&chunks)[2]) {
+// steps 2·half, 2·half + 1) of rows `row` and `row` + 8, as 8 words:
+//   int4: each row's 16-byte chunk of the half (words 0–3 row g, 4–7 row
+//         g+8), at its 32-byte-swizzle position;
+//   int8: of each row's chunks 2·half + j (k16 step s = 2·half + j; 64-byte
+//         swizzle: chunk c at position c ^ (r/2 % 4)), the two words holding
+//         the lane's halfwords t and t + 4 — bytes 16s + 2t, +1 and
+//         16s + 8 + 2t, +1 — i.e. words t/2 and 2 + t/2 (word 4h + 2j + i:
+//         row g + 8h, step j, i = 0 | 1).
+// (The params come from load_params, per param block.)
+struct HalfWords {
+  uint32_t w[8];
+};
+
+template <bool kInt4, int kBM, int kHalf>
+__device__ __forceinline__ void load_half(const Stage<kInt4, kBM>& stage, int row, int t, HalfWords& half) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int r = row + 8 * h;
-    chunks[h] = *reinterpret_cast<const uint4*>(&stage.raw[r][16 * (kHalf ^ ((r >> 2) & 1))]);  // raw_offset
+    if constexpr (kInt4) {
+      const uint4 chunk = *reinterpret_cast<const uint4*>(&stage.raw[r][16 * (kHalf ^ ((r >> 2) & 1))]);
+      half.w[4 * h] = chunk.x, half.w[4 * h + 1] = chunk.y, half.w[4 * h + 2] = chunk.z, half.w[4 * h + 3] = chunk.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int position = (2 * kHalf + j) ^ ((r >> 1) & 3);
+        const auto* words = reinterpret_cast<const uint32_t*>(&stage.raw[r][16 * position]) + (t >> 1);
+        half.w[4 * h + 2 * j] = words[0];
+        half.w[4 * h + 2 * j + 1] = words[2];
+      }
+    }
   }
 }
 
@@ -154,21 +186,41 @@ __device__ __forceinline__ void load_params(const ParamBuffer& block, int row, f
   for (int h = 0; h < 2; ++h) par[h] = *reinterpret_cast<const float4*>(block.rows[row + 8 * h]);
 }
 
+// The lane's PRMT selector: int4, byte t of both operands (gather_bytes);
+// int8, halfword t % 2 of both (its halfwords t and t + 4, load_half).
+template <bool kInt4>
+__device__ __forceinline__ uint32_t gather_selector(int t) {
+  if constexpr (kInt4) return static_cast<uint32_t>(t | (t + 4) << 4);
+  return (t & 1) != 0 ? 0x7632u : 0x5410u;
+}
+
 // The A registers of one half tile: a[j][0 | 1] rows g | g+8 at k 16s + 2t,
 // a[j][2 | 3] at 16s + 8 + 2t, s = 2·half + j.
 // `second`: the half's group is the block's second (ParamBlocks::second_of_block).
-template <bool kBf16, int kHalf>
-__device__ __forceinline__ void dequant_half(const uint4 (&chunks)[2], const float4 (&par)[2], bool second,
+template <bool kBf16, bool kInt4>
+__device__ __forceinline__ void dequant_half(const HalfWords& half, const float4 (&par)[2], bool second,
                                              uint32_t sel, uint32_t a[2][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const float scale = second ? par[h].y : par[h].x, offset = second ? par[h].w : par[h].z;
-    uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
-    dequant_int4_word<kBf16>(gather_bytes(chunks[h], sel), param2<kBf16>(scale), param2<kBf16>(offset), pairs);
+    const uint32_t s2 = param2<kBf16>(scale), o2 = param2<kBf16>(offset);
+    if constexpr (kInt4) {
+      const uint4 chunk = make_uint4(half.w[4 * h], half.w[4 * h + 1], half.w[4 * h + 2], half.w[4 * h + 3]);
+      uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
+      dequant_int4_word<kBf16>(gather_bytes(chunk, sel), s2, o2, pairs);
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      a[j][h] = pairs[2 * j];
-      a[j][2 + h] = pairs[2 * j + 1];
+      for (int j = 0; j < 2; ++j) {
+        a[j][h] = pairs[2 * j];
+        a[j][2 + h] = pairs[2 * j + 1];
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        uint32_t pairs[2];  // (k 16s + 2t, +1), (16s + 8 + 2t, +1)
+        dequant_int8_word<kBf16>(__byte_perm(half.w[4 * h + 2 * j], half.w[4 * h + 2 * j + 1], sel), s2, o2, pairs);
+        a[j][h] = pairs[0];
+        a[j][2 + h] = pairs[1];
+      }
     }
   }
 }
@@ -208,14 +260,15 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
   }
 }
 
-template <bool kBf16, int kBM>
+template <bool kBf16, bool kInt4, int kBM>
 __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band,
                                                                         const __grid_constant__ CUtensorMap act_map,
                                                                         const __grid_constant__ CUtensorMap weight_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   extern __shared__ __align__(1024) unsigned char smem[];
-  auto* stages = reinterpret_cast<Stage<kBM>*>(smem);
+  using StageT = Stage<kInt4, kBM>;
+  auto* stages = reinterpret_cast<StageT*>(smem);
   // The descriptor's swizzle atoms need 1024-byte alignment, which dynamic
   // shared memory has while the kernel declares no static __shared__ (keep
   // it so); checked, not assumed.
@@ -224,28 +277,30 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int warp_rows = 16 * warp;  // warpgroup warp / 4 owns rows 64·(warp / 4) + 0…63
-  const uint32_t sel = static_cast<uint32_t>(t | (t + 4) << 4);
+  const uint32_t sel = gather_selector<kInt4>(t);
   const TileCoord tile(band);
   const int64_t token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
   const SplitRange split(args.k);
 
-  constexpr uint32_t kRingBytes = kStages * sizeof(Stage<kBM>);
+  constexpr uint32_t kRingBytes = kStages * sizeof(StageT);
   const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
   const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
   // The activations and weight bytes of k tile `k_tile` into ring slot
   // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
-  // prepacked weight is 4-D (weight_map): 32 of a row's 64 bytes × 16 rows ×
-  // 1 block of 128 k × 8 row blocks.
+  // prepacked weight is 4-D (weight_map): of each row's 64 bytes per
+  // prepacked k block (128 int4 | 64 int8 k), the tile's 32 | 64 × 16 rows ×
+  // 1 k block × 8 row blocks.
   auto load_tile = [&](int k_tile, int into) {
     const uint32_t bar = bars + 8 * into;
-    mbarrier_expect_bytes(bar, static_cast<uint32_t>(sizeof(Stage<kBM>)));
+    mbarrier_expect_bytes(bar, static_cast<uint32_t>(sizeof(StageT)));
     tma_load_2d(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base), bar);
+    constexpr int kRowBytes = StageT::kRawBytes;
     if (args.prepacked) {
-      tma_load_4d(smem_address(stages[into].raw), weight_map, (k_tile & 1) * 32, 0, k_tile >> 1,
-                  static_cast<int>(row_base / 16), bar);
+      const int x = kInt4 ? (k_tile & 1) * 32 : 0, block = kInt4 ? k_tile >> 1 : k_tile;
+      tma_load_4d(smem_address(stages[into].raw), weight_map, x, 0, block, static_cast<int>(row_base / 16), bar);
     } else {
-      tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * 32, static_cast<int>(row_base), bar);
+      tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * kRowBytes, static_cast<int>(row_base), bar);
     }
   };
   if (producer) {
@@ -276,8 +331,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   for (int kt = split.begin; kt < split.end; ++kt) {
     cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
-    const Stage<kBM>& stage = stages[slot];
-    const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(Stage<kBM>) >> 4);
+    const StageT& stage = stages[slot];
+    const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(StageT) >> 4);
     mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations and weight bytes have landed
     phases ^= 1u << slot;
     slot = slot + 1 == kStages ? 0 : slot + 1;
@@ -285,15 +340,15 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     // only after the first wgmmas: queued behind the copies, the loads
     // stalled the warps (ncu: 18 % of the stall samples on the first use of
     // a weight chunk).
-    uint4 chunks0[2], chunks1[2];
-    load_half<kBM, 0>(stage, warp_rows + g, chunks0);
+    HalfWords half0, half1;
+    load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
     if (params.starts_block(kt, split.begin)) {
       load_params(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
                   warp_rows + g, par);
     }
-    load_half<kBM, 1>(stage, warp_rows + g, chunks1);
+    load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
-    dequant_half<kBf16, 0>(chunks0, par, params.second_of_block(kt, 0, args.k), sel, a0);
+    dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
     fence_accumulators(acc);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
@@ -305,7 +360,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
     fence_accumulators(acc);
 
-    dequant_half<kBf16, 1>(chunks1, par, params.second_of_block(kt, 1, args.k), sel, a1);
+    dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, a1);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
@@ -362,32 +417,39 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
   return map;
 }
 
-// The int4 weight bytes as boxes of 32 bytes (64 k) × 128 rows, 32-byte
-// swizzle (chunk c of row r lands at 16·(c ^ (r / 4 % 2)), the layout
-// load_half reads), zeros past N and K. Plain [N, K/2], row stride ld: 2-D.
-// Prepacked [N/16][K/128][16 rows × 64 B] (wonly_args.h): 4-D, (byte within
-// the row's 64, row within 16, k block, row block), boxes (32, 16, 1, 8).
+// The weight bytes as boxes of one k tile (64 k: 32 int4 | 64 int8 bytes) ×
+// 128 rows, zeros past N and K, swizzled so that the 8 rows a warp's shared
+// load touches hit distinct banks (the layouts load_half reads): int4 32-byte
+// swizzle (chunk c of row r at 16·(c ^ (r / 4 % 2))), int8 64-byte swizzle
+// (at 16·(c ^ (r / 2 % 4))). Plain [N, K/2 | K], row stride ld: 2-D.
+// Prepacked [N/16][k blocks][16 rows × 64 B] (wonly_args.h; a k block is
+// 128 int4 | 64 int8 k): 4-D, (byte within the row's 64, row within 16,
+// k block, row block), boxes (32 | 64, 16, 1, 8).
 CUtensorMap weight_map(const WeightOnlyArgs& args) {
   CUtensorMap map{};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const WeightAddressing& addr = args.w_addr;
+  const cuuint32_t row_bytes = args.int4 ? 32 : 64;  // per k tile
+  const CUtensorMapSwizzle swizzle = args.int4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B;
   CUresult result;
   if (args.prepacked) {
-    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>((args.k + 127) / 128),
+    const int64_t block_k = args.int4 ? 128 : 64;
+    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>((args.k + block_k - 1) / block_k),
                                 static_cast<cuuint64_t>((args.n + 15) / 16)};
     const cuuint64_t strides[3] = {static_cast<cuuint64_t>(addr.row_stride), static_cast<cuuint64_t>(addr.tile_stride),
                                    static_cast<cuuint64_t>(addr.row_block_stride)};
-    const cuuint32_t box[4] = {32, 16, 1, kBN / 16};
+    const cuuint32_t box[4] = {row_bytes, 16, 1, kBN / 16};
     result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<uint8_t*>(args.w), dims, strides,
-                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   } else {
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>((args.k + 1) / 2), static_cast<cuuint64_t>(args.n)};
+    const int64_t bytes_per_row = args.int4 ? (args.k + 1) / 2 : args.k;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(bytes_per_row), static_cast<cuuint64_t>(args.n)};
     // One row (N = 1): any multiple of 16 serves as the unused row stride.
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(args.n > 1 ? addr.row_stride : 16)};  // validated: multiple of 16
-    const cuuint32_t box[2] = {32, kBN};
+    const cuuint32_t box[2] = {row_bytes, kBN};
     result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(args.w), dims, strides,
-                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   }
   if (result != CUDA_SUCCESS) {
@@ -397,12 +459,12 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
   return map;
 }
 
-template <bool kBf16, int kBM>
+template <bool kBf16, bool kInt4, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kBM>));
+  constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
   constexpr int bytes = ring + kParamBuffers * sizeof(ParamBuffer) + 8 * kStages;  // ring, params, mbarriers
   static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not what follows) holds the output tile");
-  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kBM>;
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
   // Split K while the CTAs stay at most one per SM, keeping ≥ 8 k tiles per
@@ -413,21 +475,29 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
                  activation_map(args, kBM), weight_map(args));
 }
 
+template <bool kBf16, bool kInt4>
+void launch_weight(const WeightOnlyArgs& args, int block_m, cudaStream_t stream) {
+  switch (block_m) {
+    case 64: launch_tile<kBf16, kInt4, 64>(args, stream); break;
+    case 128: launch_tile<kBf16, kInt4, 128>(args, stream); break;
+    default: launch_tile<kBf16, kInt4, 256>(args, stream); break;
+  }
+}
+
 }  // namespace
 
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
-  // The caller (wonly_dispatch.cu) has checked: int4, sm_90, K ≤ 2^30, N ≤ 65535·128.
+  // The caller (wonly_dispatch.cu) has checked: sm_90, K ≤ 2^30, N ≤ 65535·128.
   if (args.m > INT32_MAX) {  // TMA coordinates are 32-bit
     throw Error(ErrorKind::kValue, "weight_only_mm: M=" + std::to_string(args.m) +
                                        " exceeds the wgmma kernel's 32-bit token coordinate");
   }
   cudaStream_t stream = as_cuda_stream(args.stream);
   const bool bf16 = args.dtype == DType::kBFloat16;
-  switch (block_m) {
-    case 64: bf16 ? launch_tile<true, 64>(args, stream) : launch_tile<false, 64>(args, stream); break;
-    case 128: bf16 ? launch_tile<true, 128>(args, stream) : launch_tile<false, 128>(args, stream); break;
-    default: bf16 ? launch_tile<true, 256>(args, stream) : launch_tile<false, 256>(args, stream); break;
-  }
+  if (bf16 && args.int4) launch_weight<true, true>(args, block_m, stream);
+  else if (bf16) launch_weight<true, false>(args, block_m, stream);
+  else if (args.int4) launch_weight<false, true>(args, block_m, stream);
+  else launch_weight<false, false>(args, block_m, stream);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
