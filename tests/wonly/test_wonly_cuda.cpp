@@ -257,9 +257,9 @@ std::vector<WonlyCase> small_cases() {
       cases.push_back(c);
     }
   }
-  // M = 17…32 where the table runs one wgmma launch on sm_90 (two decode
-  // launches elsewhere): a small grid with long K, and a grid of 64 row
-  // tiles (the small ones above, short K, take the decode launches).
+  // M = 17…32: a weight of few row tiles with long K (two decode launches),
+  // and one of 64 row tiles (one wgmma launch on sm_90, two decode launches
+  // elsewhere).
   for (const auto& s : {std::array<int64_t, 2>{200, 8256}, std::array<int64_t, 2>{8192, 320}}) {
     for (int64_t m : {17, 25, 32}) {
       for (bool int4 : {true, false}) {
@@ -609,7 +609,7 @@ TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
 }
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
-// launches), the wgmma kernel for M ≤ 32 on a small grid with long K (M = 20,
+// launches), the wgmma kernel for M ≤ 32 on a tall weight (M = 20, N = 8192,
 // on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
 // splits on an H100) and without it — enqueues on the caller's stream,
 // allocates nothing and never synchronizes, so it can be captured into a
@@ -619,7 +619,8 @@ TEST(WeightOnlyCudaGraph, CaptureAndReplayMatchDirectCall) {
   QGEMM_SKIP_WITHOUT_GPU();
   for (int64_t m : {1, 20, 24, 64, 200, 300}) {
     WonlyCase c;
-    c.m = m, c.n = m >= 200 ? 1000 : 256, c.k = m == 20 ? 8192 : 4096, c.int4 = m != 24, c.group_size = 128;
+    c.m = m, c.n = m >= 200 ? 1000 : m == 20 ? 8192 : 256, c.k = m == 20 ? 8192 : 4096, c.int4 = m != 24;
+    c.group_size = 128;
     auto rng = make_rng(static_cast<uint64_t>(m));
     const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
     const DeviceWeights dev(w, m == 64);

@@ -1,12 +1,12 @@
 // CUDA dispatch of weight_only_mm by the number of tokens M (the table below),
 // and the CUDA weight prepacking.
 //
-// Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × 4 kernel
-// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + int4 × (a
-// second gemv shape for 1 token block (M ≤ 4 on many rows), two more for 2
-// token blocks (small grids; one wave of 32-row blocks) + 3 wgmma tiles (64,
-// 128, 256 tokens)) + int8 × a second gemv shape for 2 token blocks (16-row
-// blocks where they fill their last wave better)) = 30 kernels, plus one
+// Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × (4 kernel
+// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + 3 wgmma tiles
+// (64, 128, 256 tokens)) + int4 × (a second gemv shape for 1 token block
+// (M ≤ 4 on many rows), two more for 2 token blocks (small grids; one wave of
+// 32-row blocks)) + int8 × a second gemv shape for 2 token blocks (16-row
+// blocks where they fill their last wave better)) = 36 kernels, plus one
 // prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
@@ -26,6 +26,7 @@ struct WonlyConfig {
   WonlyKernel kernel;
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
   const char* why;
+  bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
 };
 
 // clang-format off
@@ -39,16 +40,25 @@ constexpr WonlyConfig kConfigs[] = {
                               "their last wave (block shapes: `launch` in wonly_gemv.cu)"},
   {32, WonlyKernel::kWgmma, 64,
                               "one wgmma launch (padded to 64 tokens) rather than two decode launches, each "
-                              "reading the weight: H100 at afd809f, M = 32: 22.8 µs on (4096, 4096) against "
-                              "27.7, 34.7 on (11008, 4096); at 8f80181 102.6 µs on (28672, 8192) against "
-                              "154.2, 46.2 on (4096, 11008) against 69.3 (bench/results/wonly-h100-sweep*.json)"},
-  {32, WonlyKernel::kGemvChunks, 2, "int8 weights, or no wgmma: two M ≤ 16 launches"},
+                              "reading the weight, on weights of more than SMs/4 row tiles: H100 at f7dc43d, "
+                              "M = 17 / 32 µs, wgmma against decode launches: (28672, 8192) int4 112 / 104 "
+                              "against 131 / 154, int8 126 / 124 against 190 / 200; (11008, 4096) int8 41.0 / "
+                              "39.7 against 47.4 / 48.8 (bench/results/wonly-h100-sweep-w8-wgmma.json)",
+                              true},
+  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches: no wgmma, or a weight of at most SMs/4 row tiles, "
+                                    "where the wgmma grid needs a 4-way K split: H100 at f7dc43d, M = 17 / 32 "
+                                    "µs, decode launches against wgmma: (4096, 4096) int4 22.3 / 21.9 against "
+                                    "26.8 / 23.4, int8 25.9 / 24.6 against 29.5 / 25.6; (4096, 11008) int4 "
+                                    "40.9 / 44.0 against 50.3 / 44.9"},
   {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
-                                "M = 64: 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) (37.1)"},
+                                "M = 64: int4 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) "
+                                "(37.1); int8 at f7dc43d 124.8 (mma.sync 162.8), 25.2 (30.1)"},
   {64, WonlyKernel::kMma,  64, "128 rows × 64 tokens: little padding waste for 17..64 tokens; 60 / 76 KB "
                                "4-stage ring (int4 / int8), 2 blocks/SM"},
   {INT64_MAX, WonlyKernel::kWgmma, 0, "tile by M and grid size (wgmma_tile, measurements there): 128 / 256 "
-                                      "tokens, a smaller one when that grid would be too small for the GPU"},
+                                      "tokens, a smaller one when that grid would be too small for the GPU; int8 "
+                                      "on (28672, 8192) at f7dc43d, M = 256 / 1024 / 4096: 229 / 878 / 3358 µs "
+                                      "(mma.sync: 588 / 2038 / 8027)"},
   {INT64_MAX, WonlyKernel::kMma, 128, "128 rows × 128 tokens: each dequantized weight register feeds 64 tokens "
                                       "per warp; 98 / 112 KB ring (int4 / int8), 2 blocks/SM"},
 };
@@ -144,8 +154,10 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const bool wgmma = wgmma_runs_on(device);
   WonlyConfig config{};
+  const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
+    if (row.tall_weights_only && !tall_weight) continue;
     config = row;
     break;
   }
