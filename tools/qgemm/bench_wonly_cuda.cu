@@ -4,6 +4,14 @@
 // scales) are rotated across copies so the working set exceeds L2; the
 // activations (a few MB at decode sizes) are not.
 //
+// Timing: median_us is device time (cuda::time_cuda_device: the timed
+// launches queue behind a spin kernel, so the host's launch cost is not in
+// them — what a CUDA-graph replay or a busy stream sees), as in the other
+// benchmarks; host_us is the host-visible time per call of back-to-back
+// calls (cuda::time_cuda), for the table's kernels and cuBLAS. Until
+// 2026-11-24 (commit f7dc43d) median_us was the host-visible time, which at
+// ~10 µs kernels includes each call's launch cost.
+//
 // Per record: bytes = everything read (weight, scales, offsets, activations)
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
 // speedup_vs_cublas_bf16 = cuBLAS time / this time.
@@ -127,7 +135,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     for (int64_t m : tokens) {
       const std::string shape = std::to_string(m) + "x" + nk;
       const double act_bytes = static_cast<double>(m * k * 2 + m * n * 2);
-      auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us) {
+      auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us,
+                        double host_us = 0) {
         BenchRecord r;
         r.op = "weight_only_mm";
         r.impl = impl;
@@ -140,6 +149,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         r.bytes = bytes;
         r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
         if (cublas_us > 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / st.median_us;
+        if (host_us > 0) r.extra["host_us"] = host_us;
         report.add(r);
         return st.median_us;
       };
@@ -147,18 +157,18 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, gpu);
 
       const float alpha = 1.0f, beta = 0.0f;
-      const auto cublas = cuda::time_cuda(
-          [&](int i) {
-            const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
-            // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
-            check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
-                                      CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
-                                      static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                         "cublasGemmEx");
-          },
-          stream, warmup, runs);
-      const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0);
+      const auto cublas_call = [&](int i) {
+        const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
+        // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
+        check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                  static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
+                                  CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
+                                  static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+      };
+      const auto cublas = cuda::time_cuda_device(cublas_call, stream, warmup, runs);
+      const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0,
+                                      cuda::time_cuda(cublas_call, stream, warmup, runs).median_us);
 
       for (size_t v = 0; v < std::size(variants); ++v) {
         const Variant& var = variants[v];
@@ -166,24 +176,21 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const int group = var.group == 0 ? static_cast<int>(k) : var.group;
         const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
         const auto pre = weight_only_prepacked_shape(n, k, var.int4);
-        auto time_variant = [&]() {
-          return cuda::time_cuda(
-            [&](int i) {
-              const int set = i % ws.sets;
-              const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
-              const TensorView w_v = var.prepacked
-                                         ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
-                                         : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
-              const int64_t groups = k / group;
-              const TensorView s_v(ws.scales.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
-              std::optional<TensorView> o_v;
-              if (var.offsets) o_v = TensorView(ws.offsets.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
-              weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
-            },
-            stream, warmup, runs);
+        const auto call = [&](int i) {
+          const int set = i % ws.sets;
+          const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
+          const TensorView w_v = var.prepacked
+                                     ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
+                                     : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
+          const int64_t groups = k / group;
+          const TensorView s_v(ws.scales.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+          std::optional<TensorView> o_v;
+          if (var.offsets) o_v = TensorView(ws.offsets.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+          weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
         };
+        auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
         const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
-        record(var.impl, time_variant(), bytes, cublas_us);
+        record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
         if (!sweep || m <= 16 || var.prepacked) continue;
         struct Forced {
           detail::WonlyKernel kernel;
