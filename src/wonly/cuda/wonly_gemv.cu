@@ -197,33 +197,24 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
   }
 }
 
-// kTiles m16 weight tiles per warp (16·kTiles rows), kRowGroups groups of
-// such rows per block, each group's kWarps / kRowGroups warps splitting K;
-// kDepth K tiles of loads in flight per warp (a rotating register buffer).
-// Warp w is in row group w % kRowGroups: the warps of different groups with
-// the same K tiles load the same activations at about the same time, so all
-// but the first of them can hit L1.
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks,
-          int kRowGroups = 1>
+// kTiles m16 weight tiles per block (16·kTiles rows), kDepth K tiles of
+// loads in flight per warp (a rotating register buffer).
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
-  static_assert(kWarps % kRowGroups == 0, "every row group has the same number of warps");
   constexpr int kElems = kInt4 ? 32 : 16;
   constexpr int kAcc = kTiles * kTokenBlocks * 4;
-  constexpr int kKWarps = kWarps / kRowGroups;  // per row group
   __shared__ float partial[kWarps][kAcc][32];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int row_group = warp % kRowGroups, k_warp = warp / kRowGroups;
-  const int64_t block_rows = static_cast<int64_t>(blockIdx.x) * (16 * kTiles * kRowGroups);
-  const int64_t row_base = block_rows + row_group * (16 * kTiles);
-  // Full K tiles: warp w of a row group in CTA z (of gridDim.z splitting K
-  // in a cluster) is warp v = z·kKWarps + w of V = gridDim.z·kKWarps and
-  // takes tiles v, v + V, …; a partial last tile (K not a multiple of 4·E)
-  // is done by one warp per row group afterwards, checked.
+  const int64_t row_base = static_cast<int64_t>(blockIdx.x) * (16 * kTiles);
+  // Full K tiles: warp w of CTA z (of gridDim.z splitting K in a cluster)
+  // is warp v = z·kWarps + w of V = gridDim.z·kWarps and takes tiles v,
+  // v + V, …; a partial last tile (K not a multiple of 4·E) is done by one
+  // warp afterwards, checked.
   const int chunks = static_cast<int>(args.chunks_per_row());
   const int full_tiles = chunks / 4;
-  const int num_warps = static_cast<int>(gridDim.z) * kKWarps;
-  const int my_warp = static_cast<int>(blockIdx.z) * kKWarps + k_warp;
+  const int num_warps = static_cast<int>(gridDim.z) * kWarps;
+  const int my_warp = static_cast<int>(blockIdx.z) * kWarps + warp;
   const int my_tiles = (full_tiles - my_warp + num_warps - 1) / num_warps;  // may be ≤ 0
 
   float acc[kTiles][kTokenBlocks][4] = {};
@@ -267,27 +258,24 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
       for (int e = 0; e < 4; ++e) partial[warp][(r * kTokenBlocks + b) * 4 + e][lane] = acc[r][b][e];
   __syncthreads();
 
-  // One output per (row group, accumulator register, lane): sum the group's
-  // warps in order (then, split K, the cluster's CTAs in rank order:
-  // wonly_split_k.cuh).
-  constexpr int kOutputs = kRowGroups * kAcc * 32;
+  // One output per (accumulator register, lane) pair: sum the warps in order
+  // (then, split K, the cluster's CTAs in rank order: wonly_split_k.cuh).
   auto store = [&](int i, float sum) {
-    const int group = i / (kAcc * 32), reg = i / 32 % kAcc, src_lane = i % 32;
+    const int reg = i / 32, src_lane = i % 32;
     const int r = reg / (kTokenBlocks * 4), b = (reg / 4) % kTokenBlocks, e = reg % 4;
     const int g = src_lane >> 2, t = src_lane & 3;
-    const int64_t row = block_rows + group * (16 * kTiles) + r * 16 + g + (e >= 2 ? 8 : 0);
+    const int64_t row = row_base + r * 16 + g + (e >= 2 ? 8 : 0);
     const int64_t token = b * 8 + 2 * t + (e & 1);
     if (row < args.n && token < args.m) store_output<kBf16>(args, token, row, sum);
   };
   auto block_sum = [&](int i) {
-    const int group = i / (kAcc * 32), reg = i / 32 % kAcc, src_lane = i % 32;
     float sum = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kKWarps; ++w) sum = __fadd_rn(sum, partial[w * kRowGroups + group][reg][src_lane]);
+    for (int w = 0; w < kWarps; ++w) sum = __fadd_rn(sum, partial[w][i / 32][i % 32]);
     return sum;
   };
   if (gridDim.z == 1) {
-    for (int i = threadIdx.x; i < kOutputs; i += kWarps * 32) store(i, block_sum(i));
+    for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) store(i, block_sum(i));
     return;
   }
   // Split K: every CTA of the cluster adds the ranks' block sums, in rank
@@ -296,10 +284,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   // spread over the cluster, and one peer's reads are all in flight at once
   // (rank 0 alone, a chain per output, kept the other CTAs waiting at the
   // barrier). The second barrier keeps every CTA's sums alive until read.
-  __shared__ float reduced[kOutputs];
-  for (int i = threadIdx.x; i < kOutputs; i += kWarps * 32) reduced[i] = block_sum(i);
+  __shared__ float reduced[kAcc * 32];
+  for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) reduced[i] = block_sum(i);
   cluster_sync();
-  constexpr int kPerThread = (kOutputs + kWarps * 32 - 1) / (kWarps * 32);
+  constexpr int kOutputs = kAcc * 32, kPerThread = (kOutputs + kWarps * 32 - 1) / (kWarps * 32);
   const int splits = static_cast<int>(gridDim.z), rank = static_cast<int>(cluster_rank());
   const int lo = kOutputs * rank / splits, hi = kOutputs * (rank + 1) / splits;
   float sum[kPerThread];
@@ -323,16 +311,13 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 // resident CTAs, keeping ≥ 4 K tiles per warp. E.g. H100, int4, (N, K) =
 // (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
 // of 64 rows → 4; (4096, 4096): M ≤ 8 none, M ≤ 16 2; (28672, 8192): none.
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1,
-          int kRowGroups = 1>
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
-  constexpr auto kernel =
-      wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks, kRowGroups>;
-  constexpr int kRows = 16 * kTiles * kRowGroups;  // per block
-  const dim3 grid(static_cast<unsigned>((args.n + kRows - 1) / kRows));
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
   const int64_t full_tiles = args.chunks_per_row() / 4;
-  const int splits = split_k_factor(kernel_info<kernel>(args.device.index, kWarps * 32), grid.x, full_tiles,
-                                    4 * (kWarps / kRowGroups));
+  const int splits =
+      split_k_factor(kernel_info<kernel>(args.device.index, kWarps * 32), grid.x, full_tiles, 4 * kWarps);
   launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
 }
 
