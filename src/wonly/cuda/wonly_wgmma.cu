@@ -9,8 +9,8 @@
 // Roles are swapped as in the other kernels (weight rows = the MMA's M side),
 // so no dequantized tile is ever stored.
 //
-// Ring slot (kStages = 5; one mbarrier per slot, on which thread 0 issues the
-// slot's two TMA copies):
+// Ring slot (4–8 of them: Ring below; one mbarrier per slot, on which
+// thread 0 issues the slot's two TMA copies):
 //   act [kBM][64] T    activation_map, in
 //                      the layout wgmma's descriptor reads for a K-major B with
 //                      128-byte swizzle: token r's 128 bytes are one row, its
@@ -45,7 +45,7 @@
 // their block changes) from shared memory, then in two halves of two k16 steps: dequantize the
 // half into its own 8 registers, fence, two wgmmas, commit, and wait until at
 // most one group (the one just issued) is pending; after the first half's
-// wgmmas, issue the copies of tile kt + 3 into the slot of tile
+// wgmmas, issue the copies of tile kt + kStages − 2 into the slot of tile
 // kt − 2, whose wgmmas completed before the barrier. So the dequantization of
 // a half overlaps the wgmmas of the previous one, a half's registers are
 // rewritten only after the wgmmas that read them have completed, and at the
@@ -74,7 +74,7 @@ namespace {
 using namespace wonly;
 
 constexpr int kThreads = kTileThreads;
-constexpr int kBN = kTileRows, kBK = kTileK, kStages = 5;
+constexpr int kBN = kTileRows, kBK = kTileK;
 
 template <bool kInt4, int kBM>
 struct alignas(1024) Stage {
@@ -88,6 +88,22 @@ using Int4Stage64 = Stage<true, 64>;
 using Int8Stage64 = Stage<false, 64>;
 static_assert(sizeof(Int4Stage64) % 1024 == 0 && offsetof(Int4Stage64, act) == 0, "act atoms stay 1024-aligned");
 static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte swizzle atoms are 512-aligned");
+
+// Ring slots: as many as the shared memory of the CTAs resident on an SM
+// holds (2 per SM below 256 tokens, 1 at 256), so that more weight bytes are
+// in flight where each tile has little work — 64 tokens: 8 slots of 12 KB
+// (int4) or 6 of 16 KB (int8) and 8 param buffers, 112 KB per CTA; 128
+// tokens: 5 of 20 KB (int4) or 4 of 24 KB (int8); 256: 5 of 36 / 40 KB. The
+// copies run kStages − 2 tiles ahead (a slot is refilled two tiles after its
+// wgmmas were issued, when they have completed).
+template <bool kInt4, int kBM>
+struct Ring {
+  static constexpr int kStages = kBM == 64 ? (kInt4 ? 8 : 6) : (kBM == 128 && !kInt4 ? 4 : 5);
+  static constexpr int kLookahead = kStages - 2;
+  static constexpr int kParamBuffers = param_buffers(kLookahead);
+  static constexpr int kRingBytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
+  static constexpr int kBytes = kRingBytes + kParamBuffers * static_cast<int>(sizeof(ParamBuffer)) + 8 * kStages;
+};
 
 // The shared-memory matrix descriptor of a K-major operand with 128-byte
 // swizzle (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
@@ -268,6 +284,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   extern __shared__ __align__(1024) unsigned char smem[];
   using StageT = Stage<kInt4, kBM>;
+  using RingT = Ring<kInt4, kBM>;
+  constexpr int kStages = RingT::kStages;
   auto* stages = reinterpret_cast<StageT*>(smem);
   // The descriptor's swizzle atoms need 1024-byte alignment, which dynamic
   // shared memory has while the kernel declares no static __shared__ (keep
@@ -282,9 +300,9 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const int64_t token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
   const SplitRange split(args.k);
 
-  constexpr uint32_t kRingBytes = kStages * sizeof(StageT);
-  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
-  const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
+  constexpr uint32_t kRingBytes = RingT::kRingBytes;
+  const ParamBlocks<RingT::kParamBuffers> params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
+  const uint32_t bars = smem_address(smem) + kRingBytes + RingT::kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
   // The activations and weight bytes of k tile `k_tile` into ring slot
   // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
@@ -461,9 +479,10 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
 
 template <bool kBf16, bool kInt4, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int ring = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
-  constexpr int bytes = ring + kParamBuffers * sizeof(ParamBuffer) + 8 * kStages;  // ring, params, mbarriers
+  constexpr int ring = Ring<kInt4, kBM>::kRingBytes;
+  constexpr int bytes = Ring<kInt4, kBM>::kBytes;  // ring, params, mbarriers
   static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not what follows) holds the output tile");
+  static_assert(kBM == 256 || 2 * (bytes + 1024) <= 228 * 1024, "two CTAs per SM fit in shared memory");
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
