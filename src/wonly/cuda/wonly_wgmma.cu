@@ -9,7 +9,7 @@
 // Roles are swapped as in the other kernels (weight rows = the MMA's M side),
 // so no dequantized tile is ever stored.
 //
-// Ring slot (4–8 of them: Ring below; one mbarrier per slot, on which
+// Ring slot (4 or 5 of them: Ring below; one mbarrier per slot, on which
 // thread 0 issues the slot's two TMA copies):
 //   act [kBM][64] T    activation_map, in
 //                      the layout wgmma's descriptor reads for a K-major B with
@@ -89,16 +89,19 @@ using Int8Stage64 = Stage<false, 64>;
 static_assert(sizeof(Int4Stage64) % 1024 == 0 && offsetof(Int4Stage64, act) == 0, "act atoms stay 1024-aligned");
 static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte swizzle atoms are 512-aligned");
 
-// Ring slots: as many as the shared memory of the CTAs resident on an SM
-// holds (2 per SM below 256 tokens, 1 at 256), so that more weight bytes are
-// in flight where each tile has little work — 64 tokens: 8 slots of 12 KB
-// (int4) or 6 of 16 KB (int8) and 8 param buffers, 112 KB per CTA; 128
-// tokens: 5 of 20 KB (int4) or 4 of 24 KB (int8); 256: 5 of 36 / 40 KB. The
-// copies run kStages − 2 tiles ahead (a slot is refilled two tiles after its
-// wgmmas were issued, when they have completed).
+// Ring slots: 5 (three tiles in flight), except int8 at 128 tokens: 4, so
+// that two CTAs fit in an SM's shared memory (5 slots of 24 KB took 128 KB:
+// one CTA per SM). H100, µs, W8A16, the 128-token tile at 5 → 4 slots (two
+// calls): (28672, 8192) M = 128 166 → 148, M = 1024 1292 → 1096; (4096,
+// 4096) M = 64 38.4 → 29.8. Deeper rings where shared memory allows did not
+// pay: at 64 tokens, 8 slots (int4) were 3–10 % slower than 5 and 6 (int8)
+// the same, timed interleaved in one call
+// (bench/results/wonly-h100-wgmma-ring-depth-ab.json). The copies run
+// kStages − 2 tiles ahead (a slot is refilled two tiles after its wgmmas were
+// issued, when they have completed).
 template <bool kInt4, int kBM>
 struct Ring {
-  static constexpr int kStages = kBM == 64 ? (kInt4 ? 8 : 6) : (kBM == 128 && !kInt4 ? 4 : 5);
+  static constexpr int kStages = kBM == 128 && !kInt4 ? 4 : 5;
   static constexpr int kLookahead = kStages - 2;
   static constexpr int kParamBuffers = param_buffers(kLookahead);
   static constexpr int kRingBytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
