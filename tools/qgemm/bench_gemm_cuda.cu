@@ -11,7 +11,14 @@
 //
 // Options: --shapes MxNxK,... (default: the issue's grid), --runs N (50),
 // --warmup N (10), --sweep (also time every qgemm kernel config on every
-// shape, to tune dispatch_table.h), --no-peers, --json FILE.
+// shape, to tune dispatch_table.h), --no-peers, --json FILE, --rounds R (1):
+// time every implementation of a shape R times, round-robin (the whole
+// sequence of the shape, R times over), and report per implementation the
+// median of its R round medians (min: the least sample; runs: all of them;
+// extra "rounds" and "round_spread" = (max − min) / median of the round
+// medians). The H100's clock follows its power draw and temperature over
+// seconds, so one block of runs per implementation can catch a peer and
+// qgemm at different clocks; interleaved rounds see the same conditions.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -76,7 +83,7 @@ struct ShapeBuffers {
 
 struct Context {
   const Options& options;
-  BenchReport& report;
+  BenchReport* report;  // where add_record puts records: the run's report or a round's
   cudaStream_t stream;
   int warmup, runs;
   double copy_gbps;
@@ -102,7 +109,42 @@ void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, co
   const double weight_bytes = static_cast<double>(s.n * s.k) * (impl.find("bf16") != std::string::npos ? 2 : 1);
   if (ctx.bf16_us > 0) r.extra["speedup_vs_cublas_bf16"] = ctx.bf16_us / stats.median_us;
   r.extra["weight_bw_fraction"] = weight_bytes / (stats.median_us * 1e3) / ctx.copy_gbps;
-  ctx.report.add(r);
+  ctx.report->add(r);
+}
+
+// The records of R rounds of one shape (same implementations, same order)
+// merged per implementation into ctx.report: the median of the round
+// medians, with the derived figures recomputed from it.
+void merge_rounds(Context& ctx, const ShapeBuffers& s, const std::vector<BenchReport>& rounds) {
+  const auto& first = rounds.front().records();
+  std::vector<TimingStats> merged(first.size());
+  std::vector<double> spread(first.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    std::vector<double> medians;
+    TimingStats& m = merged[i];
+    m.min_us = first[i].min_us;
+    for (const BenchReport& round : rounds) {
+      const BenchRecord& r = round.records().at(i);
+      if (r.impl != first[i].impl) throw std::logic_error("bench gemm: rounds timed different implementations");
+      medians.push_back(r.median_us);
+      m.min_us = std::min(m.min_us, r.min_us);
+      m.runs += r.runs;
+    }
+    std::sort(medians.begin(), medians.end());
+    m.median_us = medians[medians.size() / 2];
+    spread[i] = (medians.back() - medians.front()) / m.median_us;
+  }
+  ctx.bf16_us = 0;
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (first[i].impl == "cublas-bf16") ctx.bf16_us = merged[i].median_us;
+  }
+  for (size_t i = 0; i < first.size(); ++i) {
+    std::map<std::string, double> extra = first[i].extra;
+    for (const char* derived : {"tops", "speedup_vs_cublas_bf16", "weight_bw_fraction"}) extra.erase(derived);
+    extra["rounds"] = static_cast<double>(rounds.size());
+    extra["round_spread"] = spread[i];
+    add_record(ctx, s, first[i].impl, merged[i], first[i].bytes, std::move(extra));
+  }
 }
 
 // qgemm scaled_mm with per-token / per-channel scales and bias, bf16 out; with
@@ -212,7 +254,8 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   report.set_device_name(cuda::device_name(0));
   cudaStream_t stream;
   cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  Context ctx{options, report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
+  Context ctx{options, &report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
+  const int rounds = std::max(1, options.get_int("rounds", 1));
   ctx.copy_gbps = cuda::record_copy_bandwidth(report, stream);
 
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
@@ -224,29 +267,41 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
     if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
     ShapeBuffers s(shape[0], shape[1], shape[2], stream);
-    ctx.bf16_us = 0;
-    if (peers) {  // first, so every record of the shape can carry its speedup
-      s.fill_inputs(DType::kBFloat16, stream);
-      bench_peer_bf16(ctx, s, handles);
-    }
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      s.fill_inputs(input, stream);
-      bench_qgemm(ctx, s, input, nullptr);
-      if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
-      if (sweep) {
-        for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
-        if (input != DType::kInt8) {  // the kernels with a fast-accumulation variant
-          for (GemmKernel kernel : {GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow,
-                                    GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {
-            bench_qgemm(ctx, s, input, &kernel, true);
+    std::vector<BenchReport> round_reports;
+    round_reports.reserve(static_cast<size_t>(rounds));
+    for (int round = 0; round < rounds; ++round) {
+      if (rounds > 1) {
+        round_reports.emplace_back("", "");
+        ctx.report = &round_reports.back();
+      }
+      ctx.bf16_us = 0;
+      if (peers) {  // first, so every record of the shape can carry its speedup
+        s.fill_inputs(DType::kBFloat16, stream);
+        bench_peer_bf16(ctx, s, handles);
+      }
+      for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+        s.fill_inputs(input, stream);
+        bench_qgemm(ctx, s, input, nullptr);
+        if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
+        if (sweep) {
+          for (GemmKernel kernel : sweep_kernels) bench_qgemm(ctx, s, input, &kernel);
+          if (input != DType::kInt8) {  // the kernels with a fast-accumulation variant
+            for (GemmKernel kernel : {GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow,
+                                      GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {
+              bench_qgemm(ctx, s, input, &kernel, true);
+            }
           }
         }
+        if (peers && input == DType::kInt8) bench_peers_int8(ctx, s, handles);
+        if (peers && input != DType::kInt8) {
+          bench_peer_fp8(ctx, s, handles, false);
+          bench_peer_fp8(ctx, s, handles, true);
+        }
       }
-      if (peers && input == DType::kInt8) bench_peers_int8(ctx, s, handles);
-      if (peers && input != DType::kInt8) {
-        bench_peer_fp8(ctx, s, handles, false);
-        bench_peer_fp8(ctx, s, handles, true);
-      }
+    }
+    if (rounds > 1) {
+      ctx.report = &report;
+      merge_rounds(ctx, s, round_reports);
     }
     cuda::check(cudaStreamSynchronize(stream), "bench shape");
     std::fprintf(stderr, "%s done\n", shape_name(s.m, s.n, s.k).c_str());
