@@ -199,10 +199,22 @@ __device__ __forceinline__ void load_half(const Stage<kInt4, kBM>& stage, int ro
   }
 }
 
+// Rows g and g + 8 of the current param block, already as the HFMA2
+// operands (s_T, s_T) and (o_T, o_T) of its two groups: [h][0] group q,
+// [h][1] group q + 1 — converted once per block, not per half tile.
+struct ParamPairs {
+  uint32_t scale[2][2], offset[2][2];
+};
+
 // Rows `row` and `row` + 8 of a param block (scale(q), scale(q+1), offset(q), offset(q+1)).
-__device__ __forceinline__ void load_params(const ParamBuffer& block, int row, float4 (&par)[2]) {
+template <bool kBf16>
+__device__ __forceinline__ void load_params(const ParamBuffer& block, int row, ParamPairs& par) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) par[h] = *reinterpret_cast<const float4*>(block.rows[row + 8 * h]);
+  for (int h = 0; h < 2; ++h) {
+    const float4 v = *reinterpret_cast<const float4*>(block.rows[row + 8 * h]);
+    par.scale[h][0] = param2<kBf16>(v.x), par.scale[h][1] = param2<kBf16>(v.y);
+    par.offset[h][0] = param2<kBf16>(v.z), par.offset[h][1] = param2<kBf16>(v.w);
+  }
 }
 
 // The lane's PRMT selector: int4, byte t of both operands (gather_bytes);
@@ -217,12 +229,12 @@ __device__ __forceinline__ uint32_t gather_selector(int t) {
 // a[j][2 | 3] at 16s + 8 + 2t, s = 2·half + j.
 // `second`: the half's group is the block's second (ParamBlocks::second_of_block).
 template <bool kBf16, bool kInt4>
-__device__ __forceinline__ void dequant_half(const HalfWords& half, const float4 (&par)[2], bool second,
+__device__ __forceinline__ void dequant_half(const HalfWords& half, const ParamPairs& par, bool second,
                                              uint32_t sel, uint32_t a[2][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float scale = second ? par[h].y : par[h].x, offset = second ? par[h].w : par[h].z;
-    const uint32_t s2 = param2<kBf16>(scale), o2 = param2<kBf16>(offset);
+    const uint32_t s2 = second ? par.scale[h][1] : par.scale[h][0];
+    const uint32_t o2 = second ? par.offset[h][1] : par.offset[h][0];
     if constexpr (kInt4) {
       const uint4 chunk = make_uint4(half.w[4 * h], half.w[4 * h + 1], half.w[4 * h + 2], half.w[4 * h + 3]);
       uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
@@ -348,7 +360,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
 #pragma unroll
   for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
   uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
-  float4 par[2];                // rows g, g+8 of the current param block
+  ParamPairs par;               // rows g, g+8 of the current param block
   for (int kt = split.begin; kt < split.end; ++kt) {
     cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
@@ -364,7 +376,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     HalfWords half0, half1;
     load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
     if (params.starts_block(kt, split.begin)) {
-      load_params(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
+      load_params<kBf16>(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
                   warp_rows + g, par);
     }
     load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
