@@ -8,9 +8,9 @@
 // launches queue behind a spin kernel, so the host's launch cost is not in
 // them — what a CUDA-graph replay or a busy stream sees), as in the other
 // benchmarks; host_us is the host-visible time per call of back-to-back
-// calls (cuda::time_cuda), for the table's kernels and cuBLAS. Until
-// 2026-11-24 (commit f7dc43d) median_us was the host-visible time, which at
-// ~10 µs kernels includes each call's launch cost.
+// calls (cuda::time_cuda), for the table's kernels and cuBLAS. Before
+// c0a5be0 median_us was the host-visible time, which at ~10 µs kernels
+// includes each call's launch cost.
 //
 // Per record: bytes = everything read (weight, scales, offsets, activations)
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
@@ -46,7 +46,7 @@ void check_cublas(cublasStatus_t status, const char* what) {
 }
 
 struct Variant {
-  const char* impl;
+  const char* impl;  // "qgemm-<name>"; its forced-kernel records are "sweep-<name>-<kernel>"
   bool int4;
   int group;  // 0: per channel
   bool offsets;
@@ -205,7 +205,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
           if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
           detail::WonlyKernelOverride force(f.kernel, f.tile);
-          record(std::string("sweep-") + (var.impl + 6) + "-" + f.name, time_variant(), bytes, cublas_us);
+          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+          record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
         }
       }
     }

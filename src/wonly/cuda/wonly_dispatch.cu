@@ -16,6 +16,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
+#include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
 
 namespace qgemm::detail {
@@ -206,9 +207,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
 void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t k,
                               int64_t ld_bytes, bool int4, Device device, Stream stream) {
   CudaDeviceGuard guard(device);
-  const int64_t kc = int4 ? 128 : 64;
-  const int64_t k_tiles = (k + kc - 1) / kc;
-  const int64_t bytes = (n + 15) / 16 * k_tiles * 1024;
+  const PrepackedShape shape = weight_only_prepacked_shape(n, k, int4);
+  const int64_t k_tiles = shape.k_tiles;
+  const int64_t bytes = shape.row_blocks * k_tiles * shape.tile_bytes;
   cudaStream_t s = as_cuda_stream(stream);
   QGEMM_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(bytes), s));  // padding
   const int64_t chunks = k / (int4 ? 32 : 16);

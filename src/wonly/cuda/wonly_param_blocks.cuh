@@ -11,13 +11,13 @@
 // is, and read from shared memory only when the block changes: with group
 // 128, once per 4 k tiles instead of twice per k tile.
 //
-// kBuffers (a power of two) > the ring's lookahead L (the kernel issues tile
-// kt + L's copies after tile kt's barrier): a block's buffer is overwritten
-// by block b + kBuffers, whose copies are issued with its first tile f, at
-// iteration f − L. Block b's buffer is read only at its own first tile, and
-// the blocks b + 1 … b + kBuffers − 1 each start at a later tile, so
-// f − L ≥ first(b) + kBuffers − L ≥ first(b) + 1: every thread has read
-// block b before that iteration's barrier.
+// Four buffers, enough for a ring whose lookahead L (the kernel issues tile
+// kt + L's copies after tile kt's barrier) is at most 3: a block's buffer is
+// overwritten by block b + 4, whose copies are issued with its first tile f,
+// at iteration f − L. Block b's buffer is read only at its own first tile,
+// and the blocks b + 1 … b + 3 each start at a later tile, so
+// f − L ≥ first(b) + 4 − L ≥ first(b) + 1: every thread has read block b
+// before that iteration's barrier.
 #pragma once
 
 #include <cstdint>
@@ -26,12 +26,8 @@
 
 namespace qgemm::detail::wonly {
 
-// The buffer count for a ring that issues `lookahead` tiles ahead.
-constexpr int param_buffers(int lookahead) {
-  int buffers = 1;
-  while (buffers <= lookahead) buffers *= 2;
-  return buffers;
-}
+constexpr int kParamBuffers = 4;
+constexpr int kParamMaxLookahead = kParamBuffers - 1;  // tiles the copies may run ahead
 
 // Row r: scale(q), scale(q + 1), offset(q), offset(q + 1); zeros past the
 // row's last group (and offsets without an offset tensor).
@@ -43,7 +39,6 @@ __device__ __forceinline__ void cp_async_8(uint32_t dst, const void* src, bool f
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(fill ? 8 : 0));
 }
 
-template <int kBuffers>
 struct ParamBlocks {
   const float* src;  // thread i: row i % 128's scales (i < 128) or offsets; null: zeros
   const float* any;  // a valid address for zero-filling copies
@@ -75,7 +70,7 @@ struct ParamBlocks {
     return kt == first_tile || block(kt) != block(kt - 1);
   }
   __device__ __forceinline__ uint32_t buffer_offset(int kt) const {
-    return static_cast<uint32_t>((block(kt) - first_block) & (kBuffers - 1)) * sizeof(ParamBuffer);
+    return static_cast<uint32_t>((block(kt) - first_block) & (kParamBuffers - 1)) * sizeof(ParamBuffer);
   }
 
   // Copies the block of k tile kt (the caller checks starts_block and commits).

@@ -63,6 +63,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
+#include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_param_blocks.cuh"
@@ -82,10 +83,10 @@ struct alignas(1024) Stage {
   uint16_t act[kBM][kBK];
   uint8_t raw[kBN][kRawBytes];
 };
-static_assert(sizeof(Stage<true, 64>) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is exactly its two TMA copies");
-static_assert(sizeof(Stage<false, 64>) == 64 * kBK * 2 + kBN * kBK, "a slot is exactly its two TMA copies");
 using Int4Stage64 = Stage<true, 64>;
 using Int8Stage64 = Stage<false, 64>;
+static_assert(sizeof(Int4Stage64) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is exactly its two TMA copies");
+static_assert(sizeof(Int8Stage64) == 64 * kBK * 2 + kBN * kBK, "a slot is exactly its two TMA copies");
 static_assert(sizeof(Int4Stage64) % 1024 == 0 && offsetof(Int4Stage64, act) == 0, "act atoms stay 1024-aligned");
 static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte swizzle atoms are 512-aligned");
 
@@ -102,8 +103,7 @@ static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte 
 template <bool kInt4, int kBM>
 struct Ring {
   static constexpr int kStages = kBM == 128 && !kInt4 ? 4 : 5;
-  static constexpr int kLookahead = kStages - 2;
-  static constexpr int kParamBuffers = param_buffers(kLookahead);
+  static_assert(kStages - 2 <= kParamMaxLookahead, "the param buffers outlast the copies' lookahead");
   static constexpr int kRingBytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
   static constexpr int kBytes = kRingBytes + kParamBuffers * static_cast<int>(sizeof(ParamBuffer)) + 8 * kStages;
 };
@@ -316,8 +316,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const SplitRange split(args.k);
 
   constexpr uint32_t kRingBytes = RingT::kRingBytes;
-  const ParamBlocks<RingT::kParamBuffers> params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
-  const uint32_t bars = smem_address(smem) + kRingBytes + RingT::kParamBuffers * sizeof(ParamBuffer);  // 8 B each
+  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
+  const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
   // The activations and weight bytes of k tile `k_tile` into ring slot
   // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
@@ -466,9 +466,9 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
   const CUtensorMapSwizzle swizzle = args.int4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B;
   CUresult result;
   if (args.prepacked) {
-    const int64_t block_k = args.int4 ? 128 : 64;
-    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>((args.k + block_k - 1) / block_k),
-                                static_cast<cuuint64_t>((args.n + 15) / 16)};
+    const PrepackedShape shape = weight_only_prepacked_shape(args.n, args.k, args.int4);
+    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>(shape.k_tiles),
+                                static_cast<cuuint64_t>(shape.row_blocks)};
     const cuuint64_t strides[3] = {static_cast<cuuint64_t>(addr.row_stride), static_cast<cuuint64_t>(addr.tile_stride),
                                    static_cast<cuuint64_t>(addr.row_block_stride)};
     const cuuint32_t box[4] = {row_bytes, 16, 1, kBN / 16};
