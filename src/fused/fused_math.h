@@ -76,9 +76,13 @@ QGEMM_HD float gelu_tanh(float v) {
   return f_div(v, f_add(1.0f, exp_f32(f_mul(-1.59576912160573071f, inner))));  // −2·√(2/π)
 }
 
-// erfc(a) for a >= 0: t·exp(−a² − 1.26551223 + t·P(t)), t = 1/(1 + a/2)
-// (Numerical Recipes' erfcc, relative error < 1.2e-7 for every a >= 0).
-QGEMM_HD float erfc_nonnegative(float a) {
+// erfc(a) for a >= 0 as its two factors t = 1/(1 + a/2) and
+// E = exp(−a² − 1.26551223 + t·P(t)), erfc(a) = t·E (Numerical Recipes'
+// erfcc, relative error < 1.2e-7 for every a >= 0).
+struct ErfcFactors {
+  float t, e;
+};
+QGEMM_HD ErfcFactors erfc_factors(float a) {
   const float t = f_div(1.0f, f_fma(0.5f, a, 1.0f));
   float p = 0.17087277f;
   p = f_fma(p, t, -0.82215223f);
@@ -90,16 +94,25 @@ QGEMM_HD float erfc_nonnegative(float a) {
   p = f_fma(p, t, 0.37409196f);
   p = f_fma(p, t, 1.00002368f);
   p = f_fma(p, t, -1.26551223f);
-  return f_mul(t, exp_f32(f_sub(p, f_mul(a, a))));
+  return {t, exp_f32(f_sub(p, f_mul(a, a)))};
 }
 
+// The bound of |v|·t in gelu_erf: |v|/(1 + |v|/(2√2)) < 2√2 = 2.8284 for
+// every finite v, so clamping to it changes nothing there; it only turns the
+// NaN of ∞·0 (v = ±∞, where t = 0) into a finite factor of E = 0.
+constexpr float kGeluErfMaxVT = 2.83f;
+
 // GELU, erf form: v/2·(1 + erf(v/√2)), with 1 + erf(z) = erfc(|z|) for z < 0
-// and 2 − erfc(z) for z >= 0 (no cancellation for negative v).
+// and 2 − erfc(z) for z >= 0 (no cancellation for negative v). With
+// erfc(|z|)/2 = t·(E/2):
+//   v >= 0:  v·(1 − erfc/2) = v − |v|·t·(E/2)
+//   v <  0:  v·erfc/2       = 0 − |v|·t·(E/2)
+// so y = fma(−min(|v|·t, kGeluErfMaxVT), E/2, max(v, 0)) for every v — one
+// fused multiply-add instead of a branch (gelu(+∞) = +∞, gelu(−∞) = 0).
 QGEMM_HD float gelu_erf(float v) {
-  const float z = f_mul(v, 0.707106781186547524f);
-  const float e = erfc_nonnegative(fabsf(z));
-  const float one_plus_erf = v >= 0.0f ? f_sub(2.0f, e) : e;
-  return f_mul(f_mul(0.5f, v), one_plus_erf);
+  const ErfcFactors f = erfc_factors(fabsf(f_mul(v, 0.707106781186547524f)));
+  const float vt = fminf(f_mul(fabsf(v), f.t), kGeluErfMaxVT);
+  return f_fma(-vt, f_mul(0.5f, f.e), fmaxf(v, 0.0f));
 }
 
 QGEMM_HD float gelu(float v, bool tanh_form) { return tanh_form ? gelu_tanh(v) : gelu_erf(v); }

@@ -26,6 +26,9 @@ namespace qgemm::detail::fused {
 struct RowCode {
   float scale = 1.0f;
   quant::Int8Code int8{1.0f, 0, -128, 127};
+  // The int8 codes take the full range [−128, 127] with z = 0 (symmetric
+  // without narrow_range): quant::quantize_int8_full_range applies.
+  QGEMM_HD bool int8_full_range() const { return int8.zero_point == 0 && int8.lo == -128; }
 };
 
 QGEMM_HD RowCode row_code(const quant::GroupCode& c, bool narrow_range) {
@@ -47,14 +50,20 @@ QGEMM_HD RowCode asymmetric_code(const quant::MinMax& stats, bool narrow_range) 
   return row_code(quant::code_of(stats), narrow_range);
 }
 
+// The output codes: fp8, int8 with a zero point or narrow range, or int8
+// over the full range with z = 0 (RowCode::int8_full_range()) — the same bits
+// as kInt8 there, in fewer GPU instructions.
+enum class QuantOut { kInt8, kInt8FullRange, kFp8 };
+
 // One element of the output: the bits of q in the output dtype.
-template <bool kFp8>
+template <QuantOut kOut>
 QGEMM_HD uint8_t quantize_as(float y, const RowCode& c) {
-  if constexpr (kFp8) return quant::quantize_fp8(y, c.int8.inv_scale);
+  if constexpr (kOut == QuantOut::kFp8) return quant::quantize_fp8(y, c.int8.inv_scale);
+  else if constexpr (kOut == QuantOut::kInt8FullRange) return static_cast<uint8_t>(quant::quantize_int8_full_range(y, c.int8.inv_scale));
   else return static_cast<uint8_t>(quant::quantize_int8(y, c.int8));
 }
 QGEMM_HD uint8_t quantize_bits(float y, const RowCode& c, bool fp8) {
-  return fp8 ? quantize_as<true>(y, c) : quantize_as<false>(y, c);
+  return fp8 ? quantize_as<QuantOut::kFp8>(y, c) : quantize_as<QuantOut::kInt8>(y, c);
 }
 
 }  // namespace qgemm::detail::fused

@@ -21,11 +21,13 @@
 #include "fused/activation_reference.h"
 #include "fused/cuda/fused_fast_math.cuh"
 #include "fused/fused_math.h"
+#include "fused/fused_quant.h"
 
 namespace qgemm::test {
 namespace {
 
 using namespace detail::fused;
+namespace quant = detail::quant;
 
 __global__ void activations_kernel(const float* x, float* silu_out, float* tanh_out, float* erf_out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -111,6 +113,47 @@ TEST(FusedFastMath, SpecialValuesMatchTheCpuTwin) {
       }
     }
   }
+}
+
+__global__ void full_range_codes_kernel(const float* y, const float* inv_scale, uint8_t* q, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const RowCode code{1.0f / inv_scale[i], {inv_scale[i], 0, -128, 127}};
+  q[i] = quantize_as<QuantOut::kInt8FullRange>(y[i], code);
+}
+
+// The GPU's full-range int8 codes (one saturating cvt.rni.sat.s8.f32) equal
+// the CPU's clamp(rne_i32(y · (1/s)), −128, 127): ties to even on both sides
+// of every code, the saturation edges, ±inf, NaN (→ 0), random values and
+// scales.
+TEST(FusedFastMath, FullRangeInt8CodesMatchTheCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  std::vector<float> y, inv;
+  for (int k = -140; k <= 140; ++k) {
+    for (float d : {-0.5f, -0.49999997f, 0.0f, 0.49999997f, 0.5f}) y.push_back(static_cast<float>(k) + d), inv.push_back(1.0f);
+  }
+  for (float v : {INFINITY, -INFINITY, NAN, -0.0f, 1e-45f, 3e38f, -3e38f, 2147483648.0f, -2147483904.0f}) {
+    y.push_back(v), inv.push_back(1.0f);
+  }
+  auto rng = make_rng();
+  std::uniform_real_distribution<float> value(-50.0f, 50.0f), scale(0.01f, 10.0f);
+  for (int i = 0; i < 100000; ++i) y.push_back(value(rng)), inv.push_back(scale(rng));
+  const int n = static_cast<int>(y.size());
+  CudaBuffer y_d(y), inv_d(inv), q_d(y.size());
+  q_d.poison();
+  full_range_codes_kernel<<<(n + 255) / 256, 256>>>(static_cast<const float*>(y_d.get()),
+                                                      static_cast<const float*>(inv_d.get()),
+                                                      static_cast<uint8_t*>(q_d.get()), n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> q;
+  q_d.download(q);
+  int64_t bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const quant::Int8Code code{inv[i], 0, -128, 127};
+    const auto expected = static_cast<uint8_t>(quant::quantize_int8(y[i], code));
+    if (q[i] != expected && ++bad < 5) ADD_FAILURE() << "y = " << y[i] << ", 1/s = " << inv[i] << ": " << int(int8_t(q[i]));
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 }  // namespace

@@ -47,6 +47,15 @@ TEST(FusedMath, SiluAndGeluCloseToLibm) {
   EXPECT_EQ(silu(0.0f), 0.0f);
   EXPECT_EQ(gelu_erf(100.0f), 100.0f);
   EXPECT_EQ(gelu_tanh(-100.0f), 0.0f);
+  // The erf form's clamp of |v|·t (fused_math.h, kGeluErfMaxVT): the limits
+  // at ±∞, NaN through.
+  EXPECT_EQ(gelu_erf(INFINITY), INFINITY);
+  EXPECT_EQ(gelu_erf(-INFINITY), 0.0f);
+  EXPECT_EQ(gelu_erf(-100.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(gelu_erf(NAN)));
+  for (float v : {1e-30f, 1.0f, 1e10f, 3.4e38f}) {
+    EXPECT_LT(v * erfc_factors(v * 0.707106781f).t, kGeluErfMaxVT) << v;  // the clamp is inactive
+  }
 }
 
 TEST(FusedMath, NormalizationFormulas) {
@@ -73,6 +82,15 @@ TEST(FusedMath, QuantizationFormulas) {
   EXPECT_EQ(static_cast<int8_t>(quantize_bits(1.0f, static_code(1.0f, 5, false), false)), 6);
   EXPECT_EQ(quantize_bits(1000.0f, unit, true), 0x7e);  // saturates to 448
   EXPECT_EQ(quantize_bits(-1.0f, static_code(0.5f, 0, false), true), numeric::float_to_fp8e4m3_bits(-2.0f));
+
+  // Full-range symmetric codes (z = 0, [−128, 127]) take the saturating
+  // conversion on the GPU (test_fused_fast_math.cu); here the flag.
+  EXPECT_TRUE(unit.int8_full_range());
+  EXPECT_FALSE(narrow.int8_full_range());
+  EXPECT_FALSE(static_code(1.0f, 5, false).int8_full_range());
+  for (float y : {2.5f, -2.5f, 127.49f, 127.5f, -128.5f, -129.0f, 1e30f, -INFINITY, NAN}) {
+    EXPECT_EQ(quantize_as<QuantOut::kInt8FullRange>(y, unit), quantize_as<QuantOut::kInt8>(y, unit)) << y;
+  }
 
   quant::AbsMax amax;
   quant::MinMax range;

@@ -25,9 +25,12 @@ struct ParityCase {
   bool asymmetric;
   DType q;
   bool narrow_range;
+  // 1000: rows that end inside a vector chunk; 1024 and 8192: rows that
+  // fill their chunks exactly, with one and two chunks per GPU thread.
+  int64_t hidden;
 };
 
-constexpr int64_t kTokens = 37, kHidden = 1000;
+constexpr int64_t kTokens = 37;
 
 // Each backend's results of both calls.
 struct Results {
@@ -37,18 +40,18 @@ struct Results {
 };
 
 // Rows of mixed magnitude: outliers, constant and zero rows, NaN and Inf.
-std::vector<uint16_t> make_up(uint64_t seed) {
+std::vector<uint16_t> make_up(int64_t hidden, uint64_t seed) {
   auto rng = make_rng(seed);
-  std::vector<float> up = random_float(rng, kTokens * kHidden, -3.0f, 3.0f);
-  for (int64_t h = 0; h < kHidden; ++h) {
-    up[1 * kHidden + h] = 0.0f;                 // all-zero row
-    up[2 * kHidden + h] = 0.5f;                 // constant row
-    up[3 * kHidden + h] = h % 2 ? 1e-3f : -2e-3f;
+  std::vector<float> up = random_float(rng, kTokens * hidden, -3.0f, 3.0f);
+  for (int64_t h = 0; h < hidden; ++h) {
+    up[1 * hidden + h] = 0.0f;                 // all-zero row
+    up[2 * hidden + h] = 0.5f;                 // constant row
+    up[3 * hidden + h] = h % 2 ? 1e-3f : -2e-3f;
   }
-  up[4 * kHidden + 7] = 300.0f;  // outlier
-  up[5 * kHidden + 9] = NAN;
-  up[6 * kHidden + 11] = INFINITY;
-  up[7 * kHidden + 13] = -INFINITY;
+  up[4 * hidden + 7] = 300.0f;  // outlier
+  up[5 * hidden + 9] = NAN;
+  up[6 * hidden + 11] = INFINITY;
+  up[7 * hidden + 13] = -INFINITY;
   return to_half_bits(up, DType::kBFloat16);
 }
 
@@ -68,32 +71,34 @@ struct Buffers {
 };
 
 void run_both(const ParityCase& c, const Buffers& b) {
+  const int64_t hidden = c.hidden;
   const int64_t scales = c.mode == FusedScale::kStatic ? 1 : kTokens;
   auto vec = [&](void* p, DType t) { return TensorView(p, t, {scales}, b.device); };
   QuantOutput out;
-  out.q = TensorView(b.q_fused, c.q, {kTokens, kHidden}, b.device);
+  out.q = TensorView(b.q_fused, c.q, {kTokens, hidden}, b.device);
   out.scale = vec(b.s_fused, DType::kFloat32);
   out.mode = c.mode;
   out.narrow_range = c.narrow_range;
   if (c.asymmetric) out.azp = vec(b.z_fused, DType::kInt32);
-  silu_and_mul_quant(out, TensorView(b.x, DType::kBFloat16, {kTokens, 2 * kHidden}, b.device));
+  silu_and_mul_quant(out, TensorView(b.x, DType::kBFloat16, {kTokens, 2 * hidden}, b.device));
 
   std::optional<TensorView> azp;
   if (c.asymmetric) azp = vec(b.z_quant, DType::kInt32);
-  quantize(TensorView(b.q_quant, c.q, {kTokens, kHidden}, b.device), vec(b.s_quant, DType::kFloat32), azp,
-           TensorView(b.y, DType::kFloat32, {kTokens, kHidden}, b.device), quant_options(c));
+  quantize(TensorView(b.q_quant, c.q, {kTokens, hidden}, b.device), vec(b.s_quant, DType::kFloat32), azp,
+           TensorView(b.y, DType::kFloat32, {kTokens, hidden}, b.device), quant_options(c));
 }
 
 class FusedQuantParity : public ::testing::TestWithParam<ParityCase> {
  protected:
   void SetUp() override {
-    const std::vector<uint16_t> up = make_up(17);
-    x_.assign(kTokens * 2 * kHidden, numeric::float_to_bf16_bits(100.0f));
-    y_.resize(kTokens * kHidden);
+    hidden = GetParam().hidden;
+    const std::vector<uint16_t> up = make_up(hidden, 17);
+    x_.assign(kTokens * 2 * hidden, numeric::float_to_bf16_bits(100.0f));
+    y_.resize(kTokens * hidden);
     for (int64_t t = 0; t < kTokens; ++t) {
-      for (int64_t h = 0; h < kHidden; ++h) {
-        x_[t * 2 * kHidden + kHidden + h] = up[t * kHidden + h];
-        y_[t * kHidden + h] = 100.0f * numeric::bf16_bits_to_float(up[t * kHidden + h]);
+      for (int64_t h = 0; h < hidden; ++h) {
+        x_[t * 2 * hidden + hidden + h] = up[t * hidden + h];
+        y_[t * hidden + h] = 100.0f * numeric::bf16_bits_to_float(up[t * hidden + h]);
       }
     }
   }
@@ -111,6 +116,7 @@ class FusedQuantParity : public ::testing::TestWithParam<ParityCase> {
     EXPECT_EQ(fused.azp, quant.azp) << backend << ": zero points";
   }
 
+  int64_t hidden = 0;
   std::vector<uint16_t> x_;
   std::vector<float> y_;
 };
@@ -118,8 +124,8 @@ class FusedQuantParity : public ::testing::TestWithParam<ParityCase> {
 TEST_P(FusedQuantParity, CpuCodesEqualQuantize) {
   const ParityCase c = GetParam();
   Results fused, quant;
-  fused.q.assign(kTokens * kHidden, 0xAB);
-  quant.q.assign(kTokens * kHidden, 0xCD);
+  fused.q.assign(kTokens * hidden, 0xAB);
+  quant.q.assign(kTokens * hidden, 0xCD);
   init_scales(fused.scale, fused.azp);
   init_scales(quant.scale, quant.azp);
   run_both(c, {x_.data(), y_.data(), fused.q.data(), quant.q.data(), fused.scale.data(), quant.scale.data(),
@@ -133,7 +139,7 @@ TEST_P(FusedQuantParity, CudaCodesEqualQuantize) {
   const ParityCase c = GetParam();
   Results host;
   init_scales(host.scale, host.azp);
-  CudaBuffer x(x_), y(y_), q_fused(kTokens * kHidden), q_quant(kTokens * kHidden);
+  CudaBuffer x(x_), y(y_), q_fused(kTokens * hidden), q_quant(kTokens * hidden);
   CudaBuffer s_fused(host.scale), s_quant(host.scale), z_fused(host.azp), z_quant(host.azp);
   q_fused.poison();
   q_quant.poison();
@@ -151,9 +157,9 @@ TEST_P(FusedQuantParity, CudaCodesEqualQuantize) {
 
   // And the CPU backend's bits.
   Results cpu;
-  cpu.q.assign(kTokens * kHidden, 0);
+  cpu.q.assign(kTokens * hidden, 0);
   init_scales(cpu.scale, cpu.azp);
-  std::vector<uint8_t> unused_q(kTokens * kHidden);
+  std::vector<uint8_t> unused_q(kTokens * hidden);
   std::vector<float> unused_s = cpu.scale;
   std::vector<int32_t> unused_z = cpu.azp;
   run_both(c, {x_.data(), y_.data(), cpu.q.data(), unused_q.data(), cpu.scale.data(), unused_s.data(),
@@ -162,16 +168,26 @@ TEST_P(FusedQuantParity, CudaCodesEqualQuantize) {
 }
 #endif
 
-INSTANTIATE_TEST_SUITE_P(
-    AllModes, FusedQuantParity,
-    ::testing::Values(ParityCase{FusedScale::kDynamicPerToken, false, DType::kInt8, false},
-                      ParityCase{FusedScale::kDynamicPerToken, false, DType::kInt8, true},
-                      ParityCase{FusedScale::kDynamicPerToken, true, DType::kInt8, false},
-                      ParityCase{FusedScale::kDynamicPerToken, false, DType::kFloat8E4M3, false},
-                      ParityCase{FusedScale::kStatic, false, DType::kInt8, false},
-                      ParityCase{FusedScale::kStatic, true, DType::kInt8, false},
-                      ParityCase{FusedScale::kStatic, false, DType::kInt8, true},
-                      ParityCase{FusedScale::kStatic, false, DType::kFloat8E4M3, false}));
+std::vector<ParityCase> all_cases() {
+  const ParityCase modes[] = {{FusedScale::kDynamicPerToken, false, DType::kInt8, false, 0},
+                              {FusedScale::kDynamicPerToken, false, DType::kInt8, true, 0},
+                              {FusedScale::kDynamicPerToken, true, DType::kInt8, false, 0},
+                              {FusedScale::kDynamicPerToken, false, DType::kFloat8E4M3, false, 0},
+                              {FusedScale::kStatic, false, DType::kInt8, false, 0},
+                              {FusedScale::kStatic, true, DType::kInt8, false, 0},
+                              {FusedScale::kStatic, false, DType::kInt8, true, 0},
+                              {FusedScale::kStatic, false, DType::kFloat8E4M3, false, 0}};
+  std::vector<ParityCase> cases;
+  for (const int64_t hidden : {1000, 1024, 8192}) {
+    for (ParityCase c : modes) {
+      c.hidden = hidden;
+      cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, FusedQuantParity, ::testing::ValuesIn(all_cases()));
 
 }  // namespace
 }  // namespace qgemm::test

@@ -21,6 +21,8 @@
 // on the CPU; only rows made entirely of such values quantize differently.
 #pragma once
 
+#include "fused/fused_math.h"
+
 namespace qgemm::detail::fused {
 
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -49,12 +51,13 @@ __device__ __forceinline__ float gelu_tanh_fast(float v) {
   return v * rcp_approx(1.0f + exp2_approx(-2.30220819814432500f * inner));  // −2·√(2/π)·log2 e
 }
 
-// GELU erf form, v/2·(1 + erf(v/√2)) with 1 + erf(z) = erfc(|z|) (z < 0) or
-// 2 − erfc(z), erfc(a) = t·e^(P(t) − a²), t = 1/(1 + a/2) — the Numerical
-// Recipes erfcc of fused_math.h's erfc_nonnegative. Rewritten for the SFU
-// with b = a·√(log2 e), so that the exponent is base 2 without a multiply,
-// and the /2 folded into it: h = erfc(a)/2 = t·2^(log2 e·P(t) − 1 − b²),
-// gelu = v ≥ 0 ? v·(1 − h) : v·h.
+// GELU erf form as fused_math.h's gelu_erf: y = fma(−min(|v|·t, 2.83), E/2,
+// max(v, 0)) with erfc(a) = t·E, t = 1/(1 + a/2), E = e^(P(t) − a²) — the
+// Numerical Recipes erfcc of fused_math.h's erfc_factors. Rewritten for the
+// SFU with b = a·√(log2 e), so that the exponent is base 2 without a
+// multiply, and the /2 folded into it: E/2 = 2^(log2 e·P(t) − 1 − b²).
+// 17 instructions per element (2 of them MUFU), where the branch form
+// v·(v ≥ 0 ? 1 − h : h) took 19.
 __device__ __forceinline__ float gelu_erf_fast(float v) {
   const float b = fabsf(v) * 0.849321800288019f;       // |v|/√2 · √(log2 e)
   const float t = rcp_approx(fmaf(0.416277305578849f, b, 1.0f));  // a/2 = b · 1/(2√(log2 e))
@@ -68,8 +71,9 @@ __device__ __forceinline__ float gelu_erf_fast(float v) {
   p = fmaf(p, t, kLog2e * 0.37409196f);
   p = fmaf(p, t, kLog2e * 1.00002368f);
   p = fmaf(p, t, kLog2e * -1.26551223f - 1.0f);
-  const float h = t * exp2_approx(fmaf(-b, b, p));
-  return v * (v >= 0.0f ? 1.0f - h : h);
+  const float half_e = exp2_approx(-fmaf(b, b, -p));  // E/2 = 2^(p − b²)
+  const float vt = fminf(fabsf(v) * t, kGeluErfMaxVT);
+  return fmaf(-vt, half_e, fmaxf(v, 0.0f));
 }
 
 }  // namespace qgemm::detail::fused

@@ -67,14 +67,12 @@ __device__ __forceinline__ void add_stats(quant::MinMax& range, quant::AbsMax& a
   }
 }
 
-// The row's code: static, or from its statistics reduced over the block
-// (thread 0 writes scale / azp).
-__device__ __forceinline__ RowCode finish_code(const FusedArgs& a, int64_t row, const quant::MinMax& range,
-                                               const quant::AbsMax& amax) {
-  if (!a.dynamic) return static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
+// The row's code from its statistics reduced over the block (thread 0
+// writes scale / azp).
+__device__ __forceinline__ RowCode dynamic_code(const FusedArgs& a, int64_t row, const quant::MinMax& range,
+                                                const quant::AbsMax& amax) {
   const bool asymmetric = a.azp != nullptr;
-  const RowCode c = asymmetric ? asymmetric_code(reduce_block(range), a.narrow_range)
-                               : symmetric_code(reduce_block(amax), a.q_fp8, a.narrow_range);
+  const RowCode c = asymmetric ? asymmetric_code(range, a.narrow_range) : symmetric_code(amax, a.q_fp8, a.narrow_range);
   if (threadIdx.x == 0) {
     a.scale[row] = c.scale;
     if (asymmetric) a.azp[row] = c.int8.zero_point;
@@ -82,22 +80,90 @@ __device__ __forceinline__ RowCode finish_code(const FusedArgs& a, int64_t row, 
   return c;
 }
 
-template <bool kFp8, int N>
-__device__ __forceinline__ void store_quantized_as(const FusedArgs& a, int64_t row, int64_t col,
-                                                   const float (&y)[N], const RowCode& c) {
-  Pack<uint8_t, N> q;
-#pragma unroll
-  for (int j = 0; j < N; ++j) q.v[j] = quantize_as<kFp8>(y[j], c);
-  store_pack(static_cast<uint8_t*>(a.q) + row * a.ldq + col, q);
+// The row's code: static, or from its statistics reduced over the block.
+__device__ __forceinline__ RowCode finish_code(const FusedArgs& a, int64_t row, const quant::MinMax& range,
+                                               const quant::AbsMax& amax) {
+  if (!a.dynamic) return static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
+  return a.azp != nullptr ? dynamic_code(a, row, reduce_block(range), quant::AbsMax{})
+                          : dynamic_code(a, row, quant::MinMax{}, reduce_block(amax));
 }
 
-// The output dtype is a run-time flag: one uniform branch per chunk, not a
-// select per element.
+// The dynamic statistics of a row held in registers, in one instruction per
+// element: max |y| (symmetric) or min / max of y (asymmetric) with fmaxf /
+// fminf alone. NaN drops out of them as it does out of quant::AbsMax /
+// MinMax (fmaxf returns the other operand); ±Inf does not, so a row whose
+// reduced statistic is infinite is reduced again with the finite-only
+// AbsMax / MinMax of quant_math.h (two more barriers, for such rows only).
+// The scale is the one quantize() computes, bit for bit.
+template <int kItems, int kVec>
+__device__ __forceinline__ RowCode dynamic_code_in_registers(const FusedArgs& a, int64_t row,
+                                                             const float (&v)[kItems][kVec]) {
+  quant::MinMax range;
+  quant::AbsMax amax;
+  const bool asymmetric = a.azp != nullptr;
+  if (asymmetric) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        range.lo = fminf(range.lo, v[i][j]), range.hi = fmaxf(range.hi, v[i][j]);
+      }
+    }
+    range = reduce_block(range);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        amax.amax = fmaxf(amax.amax, fabsf(v[i][j]));
+      }
+    }
+    amax = reduce_block(amax);
+  }
+  const bool finite = asymmetric ? isfinite(range.lo) && isfinite(range.hi) : isfinite(amax.amax);
+  if (!finite) {  // uniform over the block: every thread holds the reduced value
+    range = quant::MinMax{}, amax = quant::AbsMax{};
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      add_stats(range, amax, v[i], asymmetric);
+    }
+    __syncthreads();  // reduce_block's partials are read until here
+    if (asymmetric) range = reduce_block(range);
+    else amax = reduce_block(amax);
+  }
+  return dynamic_code(a, row, range, amax);
+}
+
+template <QuantOut kOut, int N>
+__device__ __forceinline__ void store_quantized_as(const FusedArgs& a, int64_t row, int64_t col,
+                                                   const float (&y)[N], const RowCode& c) {
+  uint8_t* out = static_cast<uint8_t*>(a.q) + row * a.ldq + col;
+  if constexpr (N % 4 == 0) {
+    // Four codes per word with three byte permutes (PRMT), not masks and shifts.
+    Pack<uint32_t, N / 4> words;
+#pragma unroll
+    for (int w = 0; w < N / 4; ++w) {
+      const uint32_t q[4] = {quantize_as<kOut>(y[4 * w], c), quantize_as<kOut>(y[4 * w + 1], c),
+                             quantize_as<kOut>(y[4 * w + 2], c), quantize_as<kOut>(y[4 * w + 3], c)};
+      words.v[w] = __byte_perm(__byte_perm(q[0], q[1], 0x0040), __byte_perm(q[2], q[3], 0x0040), 0x5410);
+    }
+    store_pack(reinterpret_cast<uint32_t*>(out), words);
+  } else {
+    Pack<uint8_t, N> q;
+#pragma unroll
+    for (int j = 0; j < N; ++j) q.v[j] = quantize_as<kOut>(y[j], c);
+    store_pack(out, q);
+  }
+}
+
+// The output codes are a run-time choice: one uniform branch per chunk, not
+// a select per element.
 template <int N>
 __device__ __forceinline__ void store_quantized(const FusedArgs& a, int64_t row, int64_t col,
                                                 const float (&y)[N], const RowCode& c) {
-  if (a.q_fp8) store_quantized_as<true>(a, row, col, y, c);
-  else store_quantized_as<false>(a, row, col, y, c);
+  if (a.q_fp8) store_quantized_as<QuantOut::kFp8>(a, row, col, y, c);
+  else if (c.int8_full_range()) store_quantized_as<QuantOut::kInt8FullRange>(a, row, col, y, c);
+  else store_quantized_as<QuantOut::kInt8>(a, row, col, y, c);
 }
 
 template <class Op, int kVec>
@@ -127,7 +193,12 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     valid[i] = kFull || chunk_column<kVec>(i) < chunks * kVec;
-    if (valid[i]) Op::template prologue<kVec>(a, row, chunk_column<kVec>(i), v[i], true);
+    if (valid[i]) {
+      Op::template prologue<kVec>(a, row, chunk_column<kVec>(i), v[i], true);
+    } else {  // past the row's end: zeros, which no max / min statistic notices
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[i][j] = 0.0f;
+    }
   }
   RowNorm norm;
   if constexpr (Op::kStats != RowStats::kNone) {
@@ -148,16 +219,12 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
       norm.inv = inv_std(block_sum(c), a.hidden, a.eps);
     }
   }
-  quant::MinMax range;
-  quant::AbsMax amax;
-  const bool asymmetric = a.azp != nullptr;
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    if (!valid[i]) continue;
-    Op::template normalize<kVec>(a, chunk_column<kVec>(i), v[i], norm);
-    if (a.dynamic) add_stats(range, amax, v[i], asymmetric);
+    if (valid[i]) Op::template normalize<kVec>(a, chunk_column<kVec>(i), v[i], norm);
   }
-  const RowCode c = finish_code(a, row, range, amax);
+  const RowCode c = a.dynamic ? dynamic_code_in_registers(a, row, v)
+                              : static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     if (valid[i]) store_quantized<kVec>(a, row, chunk_column<kVec>(i), v[i], c);

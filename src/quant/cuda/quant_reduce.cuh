@@ -30,7 +30,8 @@ __device__ __forceinline__ Stats reduce_lanes(Stats s, int width) {
 
 // Reduces over the whole block (blockDim.x a multiple of 32); every thread
 // gets the result. One barrier: each warp reduces the per-warp partials
-// itself. At most one call per kernel (the partials are not reused).
+// itself. A second call in the same kernel must follow a __syncthreads()
+// (threads read the first call's partials until they return).
 template <typename Stats>
 __device__ __forceinline__ Stats reduce_block(Stats s) {
   __shared__ Stats partial[32];
