@@ -62,6 +62,14 @@ QGEMM_HD uint8_t quantize_as(float y, const RowCode& c) {
   else if constexpr (kOut == QuantOut::kInt8FullRange) return static_cast<uint8_t>(quant::quantize_int8_full_range(y, c.int8.inv_scale));
   else return static_cast<uint8_t>(quant::quantize_int8(y, c.int8));
 }
+// The same code in the low byte of a word, the upper bytes undefined: what
+// the GPU packs four at a time with byte permutes (the full-range int8 code
+// straight from its conversion, without a mask).
+template <QuantOut kOut>
+QGEMM_HD uint32_t code_in_low_byte(float y, const RowCode& c) {
+  if constexpr (kOut == QuantOut::kInt8FullRange) return static_cast<uint32_t>(quant::quantize_int8_full_range(y, c.int8.inv_scale));
+  else return quantize_as<kOut>(y, c);
+}
 QGEMM_HD uint8_t quantize_bits(float y, const RowCode& c, bool fp8) {
   return fp8 ? quantize_as<QuantOut::kFp8>(y, c) : quantize_as<QuantOut::kInt8>(y, c);
 }

@@ -134,14 +134,15 @@ QGEMM_HD int8_t quantize_int8(float x, const Int8Code& c) {
 }
 
 // quantize_int8 for z = 0 over the full range [−128, 127] (symmetric codes
-// without narrow_range): q = sat8(rne_i32(x · (1/s))), NaN → 0. The GPU takes
-// one saturating conversion (cvt.rni.sat.s8.f32, SASS F2I.S8) for what is
-// otherwise a conversion to int32 and two integer clamps; the same bits.
-QGEMM_HD int8_t quantize_int8_full_range(float x, float inv_scale) {
+// without narrow_range): q = sat8(rne_i32(x · (1/s))), NaN → 0, returned as
+// an int32 in [−128, 127]. The GPU takes one saturating conversion
+// (cvt.rni.sat.s8.f32, SASS F2I.S8) for what is otherwise a conversion to
+// int32 and two integer clamps; the same bits.
+QGEMM_HD int32_t quantize_int8_full_range(float x, float inv_scale) {
 #if defined(__CUDA_ARCH__)
   int32_t q;
   asm("cvt.rni.sat.s8.f32 %0, %1;" : "=r"(q) : "f"(mul(x, inv_scale)));
-  return static_cast<int8_t>(q);
+  return q;
 #else
   return quantize_int8(x, Int8Code{inv_scale, 0, -128, 127});
 #endif

@@ -58,9 +58,21 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pack) {
 template <DType kDtype, int N>
 __device__ __forceinline__ void load_floats(const void* base, int64_t index, float (&out)[N]) {
   using E = Elem<kDtype>;
-  const auto pack = load_pack<typename E::T, N>(static_cast<const typename E::T*>(base) + index);
+  if constexpr (kDtype == DType::kBFloat16 && N % 2 == 0) {
+    // bf16 pairs straight from their 32-bit word (little-endian: element 2w
+    // in the low half): one shift or one mask each, where widening the
+    // halves one by one costs the high half an extract and a shift.
+    const auto words = load_pack<uint32_t, N / 2>(reinterpret_cast<const uint32_t*>(static_cast<const uint16_t*>(base) + index));
 #pragma unroll
-  for (int j = 0; j < N; ++j) out[j] = E::to_float(pack.v[j]);
+    for (int w = 0; w < N / 2; ++w) {
+      out[2 * w] = numeric::bits_float(words.v[w] << 16);
+      out[2 * w + 1] = numeric::bits_float(words.v[w] & 0xffff0000u);
+    }
+  } else {
+    const auto pack = load_pack<typename E::T, N>(static_cast<const typename E::T*>(base) + index);
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = E::to_float(pack.v[j]);
+  }
 }
 
 }  // namespace qgemm::detail::fused

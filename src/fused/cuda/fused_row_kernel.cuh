@@ -143,8 +143,8 @@ __device__ __forceinline__ void store_quantized_as(const FusedArgs& a, int64_t r
     Pack<uint32_t, N / 4> words;
 #pragma unroll
     for (int w = 0; w < N / 4; ++w) {
-      const uint32_t q[4] = {quantize_as<kOut>(y[4 * w], c), quantize_as<kOut>(y[4 * w + 1], c),
-                             quantize_as<kOut>(y[4 * w + 2], c), quantize_as<kOut>(y[4 * w + 3], c)};
+      const uint32_t q[4] = {code_in_low_byte<kOut>(y[4 * w], c), code_in_low_byte<kOut>(y[4 * w + 1], c),
+                             code_in_low_byte<kOut>(y[4 * w + 2], c), code_in_low_byte<kOut>(y[4 * w + 3], c)};
       words.v[w] = __byte_perm(__byte_perm(q[0], q[1], 0x0040), __byte_perm(q[2], q[3], 0x0040), 0x5410);
     }
     store_pack(reinterpret_cast<uint32_t*>(out), words);
