@@ -4,8 +4,10 @@
 // formulas on hand-picked values (ties to even, saturation, NaN, zero scale).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "common/test_util.h"
 #include "fused/activation_reference.h"
@@ -30,6 +32,24 @@ TEST(FusedMath, ExpWithinTwoUlp) {
   EXPECT_EQ(exp_f32(89.0f), INFINITY);
   EXPECT_EQ(exp_f32(-105.0f), 0.0f);
   EXPECT_TRUE(std::isnan(exp_f32(NAN)));
+}
+
+// erfc(a) = t·E, the fit of scripts/fit_gelu_erfc.py, against libm: the
+// fit's 1.6e-7·(1 + a²/2), exp_f32's 2 ulp (2.4e-7), and the fp32 rounding
+// of t and of the exponent P(t) − a² (≈ 1e-7 + 1.2e-7·a²).
+TEST(FusedMath, ErfcFactorsWithinTheFitsBound) {
+  double worst = 0.0;
+  for (int i = 0; i <= 90000; ++i) {
+    const float a = i * 1e-4f;  // 0 … 9: erfc(9) ≈ 4e-37, still a normal fp32
+    const ErfcFactors f = erfc_factors(a);
+    const double expected = std::erfc(static_cast<double>(a));
+    const double relative = std::fabs(static_cast<double>(f.t) * f.e / expected - 1.0);
+    const double bound = 6.5e-7 + 2.5e-7 * static_cast<double>(a) * a;
+    worst = std::max(worst, relative / bound);
+    EXPECT_LE(relative, bound) << "a = " << a;
+  }
+  RecordProperty("worst_fraction_of_bound", std::to_string(worst));
+  EXPECT_GT(worst, 0.1);  // the bound is not vacuous
 }
 
 TEST(FusedMath, SiluAndGeluCloseToLibm) {
