@@ -17,11 +17,16 @@
 
 namespace qgemm::tools {
 
-Options::Options(int argc, char** argv, int first) {
+Options::Options(int argc, char** argv, int first, std::vector<std::string> accepted) {
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + arg + "'");
     const std::string key = arg.substr(2);
+    if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
+      std::string names;
+      for (const std::string& name : accepted) names += (names.empty() ? "--" : ", --") + name;
+      throw std::invalid_argument("unknown option '" + arg + "' (accepted: " + names + ")");
+    }
     if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
       values_[key] = argv[++i];
     } else {

@@ -11,10 +11,12 @@
 
 namespace qgemm::tools {
 
-// --key value / --flag options after the subcommand words.
+// --key value / --flag options after the subcommand words. `accepted` names
+// the keys the command reads; any other is rejected with a message that lists
+// them (a mistyped option must not silently run the defaults).
 class Options {
  public:
-  Options(int argc, char** argv, int first);
+  Options(int argc, char** argv, int first, std::vector<std::string> accepted);
   bool has(const std::string& key) const { return values_.count(key) != 0; }
   std::string get(const std::string& key, const std::string& fallback) const;
   int get_int(const std::string& key, int fallback) const;

@@ -61,7 +61,7 @@ void bench_fused_cpu(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_fused(int argc, char** argv) {
-  const Options options(argc, argv, 3);
+  const Options options(argc, argv, 3, {"device", "shapes", "ops", "sweep", "json", "warmup", "runs"});
   const std::string device = options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
   BenchReport report(device == "cpu" ? cpu_name() : "", command_line_string(argc, argv));
   if (device == "cpu") {

@@ -215,7 +215,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_wonly(int argc, char** argv) {
-  const Options options(argc, argv, 3);
+  const Options options(argc, argv, 3, {"shapes", "tokens", "sweep", "json", "warmup", "runs"});
   BenchReport report("", command_line_string(argc, argv));
   bench_wonly_cuda(options, report);
   report.print_table();

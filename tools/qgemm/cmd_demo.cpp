@@ -39,7 +39,7 @@ void quantize_rows(const std::vector<float>& x, int64_t rows, int64_t length,
 }  // namespace
 
 int cmd_demo(int argc, char** argv) {
-  const Options options(argc, argv, 2);
+  const Options options(argc, argv, 2, {"device", "tokens", "hidden", "out-features"});
   const int64_t tokens = options.get_int("tokens", 128);
   const int64_t hidden = options.get_int("hidden", 4096);         // K: Llama-2-7B hidden size
   const int64_t features = options.get_int("out-features", 11008);  // N: its MLP width

@@ -15,23 +15,33 @@ void usage() {
       "  demo [--device cpu|cuda] [--tokens T] [--hidden K] [--out-features N]\n"
       "                             quantize a Llama-sized linear layer (W8A8) and run it\n"
       "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
-      "             [--warmup W] [--runs R]\n"
+      "             [--warmup W] [--runs R] [--fp8 (cpu)] [--sweep] [--rounds N] [--no-peers]\n"
       "                             time scaled_mm (and, on a GPU, its peers)\n"
       "  bench quant [--device cpu|cuda|all] [--shapes TxH,...] [--json FILE]\n"
       "             [--warmup W] [--runs R]\n"
       "                             time quantize / dequantize (GPU: vs copy bandwidth and peers)\n"
-      "  bench fused [--device cpu|cuda] [--shapes TxH,...] [--ops name,...] [--json FILE]\n"
+      "  bench fused [--device cpu|cuda] [--shapes TxH,...] [--ops name,...] [--sweep]\n"
+      "             [--json FILE] [--warmup W] [--runs R]\n"
       "                             time the fused norm/activation + quantize ops (GPU: vs copy\n"
       "                             bandwidth and the unfused peer; --sweep: every launch config)\n"
       "  bench wonly [--shapes NxK,...] [--tokens M,...] [--sweep] [--json FILE]\n"
-      "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU");
+      "             [--warmup W] [--runs R]\n"
+      "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU\n"
+      "-h, --help anywhere prints this; an option a command does not take is an error.");
+}
+
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace qgemm::tools;
-  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+  if (argc < 2 || asks_for_help(argc, argv)) {
     usage();
     return argc < 2 ? 2 : 0;
   }
