@@ -82,19 +82,25 @@ QGEMM_HD float gelu_tanh(float v) {
 // coefficients (weighted as the rounding of a² already weighs the result).
 // Numerical Recipes' erfcc (t = 1/(1 + a/2), degree 9, < 1.2e-7) took two
 // more fused multiply-adds per element.
+// Shared with the GPU's gelu_erf_fast (fused_fast_math.cuh), which rescales
+// them for base 2: t's scale, and P(t) = Σ kErfcPi·t^i.
+constexpr double kErfcTScale = 0.45;
+constexpr float kErfcP0 = -1.37003613f, kErfcP1 = 0.984761477f, kErfcP2 = 0.513648212f, kErfcP3 = -0.336182326f,
+                kErfcP4 = 1.0780375f, kErfcP5 = -1.61267543f, kErfcP6 = 0.941914499f, kErfcP7 = -0.199467853f;
+
 struct ErfcFactors {
   float t, e;
 };
 QGEMM_HD ErfcFactors erfc_factors(float a) {
-  const float t = f_div(1.0f, f_fma(0.45f, a, 1.0f));
-  float p = -0.199467853f;
-  p = f_fma(p, t, 0.941914499f);
-  p = f_fma(p, t, -1.61267543f);
-  p = f_fma(p, t, 1.0780375f);
-  p = f_fma(p, t, -0.336182326f);
-  p = f_fma(p, t, 0.513648212f);
-  p = f_fma(p, t, 0.984761477f);
-  p = f_fma(p, t, -1.37003613f);
+  const float t = f_div(1.0f, f_fma(static_cast<float>(kErfcTScale), a, 1.0f));
+  float p = kErfcP7;
+  p = f_fma(p, t, kErfcP6);
+  p = f_fma(p, t, kErfcP5);
+  p = f_fma(p, t, kErfcP4);
+  p = f_fma(p, t, kErfcP3);
+  p = f_fma(p, t, kErfcP2);
+  p = f_fma(p, t, kErfcP1);
+  p = f_fma(p, t, kErfcP0);
   return {t, exp_f32(f_sub(p, f_mul(a, a)))};
 }
 

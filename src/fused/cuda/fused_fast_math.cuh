@@ -59,16 +59,18 @@ __device__ __forceinline__ float gelu_tanh_fast(float v) {
 // 16 instructions per element (2 of them MUFU); Numerical Recipes' degree-9
 // erfcc took 18.
 __device__ __forceinline__ float gelu_erf_fast(float v) {
-  const float b = fabsf(v) * 0.849321800288019f;                   // |v|/√2 · √(log2 e)
-  const float t = rcp_approx(fmaf(0.374649575020964f, b, 1.0f));  // 0.45·a = b · 0.45/√(log2 e)
-  float p = kLog2e * -0.199467853f;  // log2 e · P(t), P's coefficients as in fused_math.h
-  p = fmaf(p, t, kLog2e * 0.941914499f);
-  p = fmaf(p, t, kLog2e * -1.61267543f);
-  p = fmaf(p, t, kLog2e * 1.0780375f);
-  p = fmaf(p, t, kLog2e * -0.336182326f);
-  p = fmaf(p, t, kLog2e * 0.513648212f);
-  p = fmaf(p, t, kLog2e * 0.984761477f);
-  p = fmaf(p, t, kLog2e * -1.37003613f - 1.0f);
+  constexpr double kSqrtLog2e = 1.20112240878644981;
+  constexpr float kTScale = static_cast<float>(kErfcTScale / kSqrtLog2e);  // 0.45·a = b · 0.45/√(log2 e)
+  const float b = fabsf(v) * static_cast<float>(kSqrtLog2e * 0.707106781186547524);  // |v|/√2 · √(log2 e)
+  const float t = rcp_approx(fmaf(kTScale, b, 1.0f));
+  float p = kLog2e * kErfcP7;  // log2 e · P(t)
+  p = fmaf(p, t, kLog2e * kErfcP6);
+  p = fmaf(p, t, kLog2e * kErfcP5);
+  p = fmaf(p, t, kLog2e * kErfcP4);
+  p = fmaf(p, t, kLog2e * kErfcP3);
+  p = fmaf(p, t, kLog2e * kErfcP2);
+  p = fmaf(p, t, kLog2e * kErfcP1);
+  p = fmaf(p, t, kLog2e * kErfcP0 - 1.0f);
   const float half_e = exp2_approx(-fmaf(b, b, -p));  // E/2 = 2^(p − b²)
   const float vt = fminf(fabsf(v) * t, kGeluErfMaxVT);
   return fmaf(-vt, half_e, fmaxf(v, 0.0f));
