@@ -70,6 +70,7 @@ template <DType kX, bool kResidual>
 struct RmsOpT {
   static constexpr RowStats kStats = RowStats::kRms;
   static constexpr int kMinBlocksTwoItems = kResidual ? 1 : 4, kMinBlocksFourItems = 2;
+  static constexpr bool kCodeByWarp0 = false;
   // `first`: the first pass over this chunk. Later passes (the streaming
   // kernel for very long rows) read the residual already stored.
   template <int N>
@@ -113,6 +114,7 @@ template <DType kParam>
 struct LayerNormBase {
   static constexpr RowStats kStats = RowStats::kMeanVar;
   static constexpr int kMinBlocksTwoItems = 1, kMinBlocksFourItems = 2;
+  static constexpr bool kCodeByWarp0 = false;
   template <int N>
   __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
     float gamma[N], beta[N];
@@ -160,6 +162,9 @@ struct LayerNormInt32Op : LayerNormBase<kParam> {
 struct ElementwiseBase {
   static constexpr RowStats kStats = RowStats::kNone;
   static constexpr int kMinBlocksTwoItems = 4, kMinBlocksFourItems = 2;
+  // Who computes a dynamic row's code (fused_row_kernel.cuh,
+  // dynamic_code_in_registers): every warp, or warp 0 for the block.
+  static constexpr bool kCodeByWarp0 = false;
   template <int N>
   __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
 };
@@ -188,8 +193,11 @@ __device__ __forceinline__ void apply_gelu(bool tanh_form, float (&v)[N]) {
   }
 }
 
+// GELU: warp 0 computes the row's code (kCodeByWarp0; the erf form is
+// issue-bound, and the code's ~30 instructions per warp are ~2 per element).
 template <DType kX>
 struct GeluOp : ElementwiseBase {
+  static constexpr bool kCodeByWarp0 = true;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     load_floats<kX, N>(a.x, row * a.ldx + col, v);
@@ -206,6 +214,7 @@ struct GeluOp : ElementwiseBase {
 template <DType kParam>
 struct GeluInt32Op : ElementwiseBase {
   static constexpr int kMinBlocksFourItems = 3;
+  static constexpr bool kCodeByWarp0 = true;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);

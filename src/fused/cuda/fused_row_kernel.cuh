@@ -95,43 +95,94 @@ __device__ __forceinline__ RowCode finish_code(const FusedArgs& a, int64_t row, 
 // reduced statistic is infinite is reduced again with the finite-only
 // AbsMax / MinMax of quant_math.h (two more barriers, for such rows only).
 // The scale is the one quantize() computes, bit for bit.
-template <int kItems, int kVec>
+__device__ __forceinline__ void add_fast(quant::AbsMax& s, float y) { s.amax = fmaxf(s.amax, fabsf(y)); }
+__device__ __forceinline__ void add_fast(quant::MinMax& s, float y) { s.lo = fminf(s.lo, y), s.hi = fmaxf(s.hi, y); }
+__device__ __forceinline__ bool is_finite(const quant::AbsMax& s) { return isfinite(s.amax); }
+__device__ __forceinline__ bool is_finite(const quant::MinMax& s) { return isfinite(s.lo) && isfinite(s.hi); }
+
+// The row's code from its reduced statistics (the calling thread 0 writes
+// scale and azp).
+__device__ __forceinline__ RowCode dynamic_code(const FusedArgs& a, int64_t row, const quant::AbsMax& amax) {
+  return dynamic_code(a, row, quant::MinMax{}, amax);
+}
+__device__ __forceinline__ RowCode dynamic_code(const FusedArgs& a, int64_t row, const quant::MinMax& range) {
+  return dynamic_code(a, row, range, quant::AbsMax{});
+}
+
+// The finite-only statistics of the rare row whose fast statistic is
+// infinite (it holds ±Inf), reduced by every thread. Uniform over the block.
+template <class Stats, int kItems, int kVec>
+__device__ __forceinline__ Stats exact_stats(const float (&v)[kItems][kVec]) {
+  Stats exact;
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) exact.add(v[i][j]);
+  }
+  return reduce_block(exact);
+}
+
+// Every warp reduces the warps' partials and computes the code itself (two
+// IEEE divisions and the clamp bounds, ~30 instructions per warp).
+template <class Stats, int kItems, int kVec>
+__device__ __forceinline__ RowCode code_by_every_warp(const FusedArgs& a, int64_t row,
+                                                      const float (&v)[kItems][kVec]) {
+  Stats s;
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) add_fast(s, v[i][j]);
+  }
+  s = reduce_block(s);
+  if (is_finite(s)) return dynamic_code(a, row, s);  // uniform: every thread holds the reduced value
+  __syncthreads();  // reduce_block's partials are read until here
+  return dynamic_code(a, row, exact_stats<Stats>(v));
+}
+
+// Warp 0 alone reduces the warps' partials and computes the code, and hands
+// it to the block through shared memory (one barrier more than
+// code_by_every_warp, the code's ~30 instructions once per row instead of
+// once per warp).
+template <class Stats, int kItems, int kVec>
+__device__ __forceinline__ RowCode code_by_warp0(const FusedArgs& a, int64_t row, const float (&v)[kItems][kVec]) {
+  __shared__ Stats partial[32];
+  __shared__ RowCode shared_code;
+  __shared__ bool shared_finite;
+  Stats s;
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) add_fast(s, v[i][j]);
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  s = reduce_lanes(s, 32);
+  if (lane == 0) partial[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    const Stats total = reduce_lanes(lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : Stats{}, 32);
+    const bool finite = is_finite(total);
+    if (finite) {
+      const RowCode c = dynamic_code(a, row, total);
+      if (lane == 0) shared_code = c;
+    }
+    if (lane == 0) shared_finite = finite;
+  }
+  __syncthreads();
+  if (shared_finite) return shared_code;
+  return dynamic_code(a, row, exact_stats<Stats>(v));
+}
+
+// The dynamic code of a row held in registers, where the op says
+// (Op::kCodeByWarp0, fused_ops.cuh).
+template <class Op, int kItems, int kVec>
 __device__ __forceinline__ RowCode dynamic_code_in_registers(const FusedArgs& a, int64_t row,
                                                              const float (&v)[kItems][kVec]) {
-  quant::MinMax range;
-  quant::AbsMax amax;
-  const bool asymmetric = a.azp != nullptr;
-  if (asymmetric) {
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        range.lo = fminf(range.lo, v[i][j]), range.hi = fmaxf(range.hi, v[i][j]);
-      }
-    }
-    range = reduce_block(range);
+  if constexpr (Op::kCodeByWarp0) {
+    return a.azp != nullptr ? code_by_warp0<quant::MinMax>(a, row, v) : code_by_warp0<quant::AbsMax>(a, row, v);
   } else {
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        amax.amax = fmaxf(amax.amax, fabsf(v[i][j]));
-      }
-    }
-    amax = reduce_block(amax);
+    return a.azp != nullptr ? code_by_every_warp<quant::MinMax>(a, row, v)
+                            : code_by_every_warp<quant::AbsMax>(a, row, v);
   }
-  const bool finite = asymmetric ? isfinite(range.lo) && isfinite(range.hi) : isfinite(amax.amax);
-  if (!finite) {  // uniform over the block: every thread holds the reduced value
-    range = quant::MinMax{}, amax = quant::AbsMax{};
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      add_stats(range, amax, v[i], asymmetric);
-    }
-    __syncthreads();  // reduce_block's partials are read until here
-    if (asymmetric) range = reduce_block(range);
-    else amax = reduce_block(amax);
-  }
-  return dynamic_code(a, row, range, amax);
 }
 
 template <QuantOut kOut, int N>
@@ -223,7 +274,7 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
   for (int i = 0; i < kItems; ++i) {
     if (valid[i]) Op::template normalize<kVec>(a, chunk_column<kVec>(i), v[i], norm);
   }
-  const RowCode c = a.dynamic ? dynamic_code_in_registers(a, row, v)
+  const RowCode c = a.dynamic ? dynamic_code_in_registers<Op>(a, row, v)
                               : static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
