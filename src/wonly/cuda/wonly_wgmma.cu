@@ -361,11 +361,18 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
   uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
   ParamPairs par;               // rows g, g+8 of the current param block
-  for (int kt = split.begin; kt < split.end; ++kt) {
+  HalfWords half1;              // the second half's weight words, loaded with the first's
+  uint64_t desc = desc0;        // the current tile's activations
+  // Tile kt up to its first half's wgmmas. On entry the previous tile's two
+  // groups may be pending; the first wait lets its first half (a0) retire
+  // only now, after the barrier, the mbarrier and the shared loads, so that
+  // its latency hides behind them; on exit one group, this tile's first
+  // half, is pending.
+  auto first_half = [&](int kt) {
     cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
     const StageT& stage = stages[slot];
-    const uint64_t desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(StageT) >> 4);
+    desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(StageT) >> 4);
     mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations and weight bytes have landed
     phases ^= 1u << slot;
     slot = slot + 1 == kStages ? 0 : slot + 1;
@@ -373,7 +380,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     // only after the first wgmmas: queued behind the copies, the loads
     // stalled the warps (ncu: 18 % of the stall samples on the first use of
     // a weight chunk).
-    HalfWords half0, half1;
+    HalfWords half0;
     load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
     if (params.starts_block(kt, split.begin)) {
       load_params<kBf16>(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
@@ -381,6 +388,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     }
     load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
+    cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
+    fence_accumulators(acc);
     dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
     fence_accumulators(acc);
     cute::warpgroup_arrive();
@@ -390,16 +399,27 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     if (kt + kStages - 2 < split.end) issue(kt + kStages - 2, load_slot);
     cp_async_commit();
     load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
-    cute::warpgroup_wait<1>();  // the previous half (tile kt − 1's second) is done: a1 is free
+    cute::warpgroup_wait<1>();  // the previous tile's second half is done: a1 is free
     fence_accumulators(acc);
-
+  };
+  // Tile kt's second half: its wgmmas are issued and left pending (two
+  // groups on exit).
+  auto second_half = [&](int kt) {
     dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, a1);
     cute::warpgroup_arrive();
     Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
     Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
     cute::warpgroup_commit_batch();
-    cute::warpgroup_wait<1>();  // the first half is done: a0 is free
-    fence_accumulators(acc);
+  };
+  // Rotated so that one group is pending at the loop's back edge (with two,
+  // ptxas serializes the wgmmas: C7513).
+  if (split.begin < split.end) {
+    first_half(split.begin);
+    for (int kt = split.begin; kt + 1 < split.end; ++kt) {
+      second_half(kt);
+      first_half(kt + 1);
+    }
+    second_half(split.end - 1);
   }
   cute::warpgroup_wait<0>();
   fence_accumulators(acc);
