@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "common/cuda_buffer.h"
@@ -61,8 +62,10 @@ void compare(const FusedCase& c, const FusedBuffers& cpu, const FusedBuffers& gp
   EXPECT_LE(off_by_one, 2 + c.tokens * c.hidden / 100) << "codes one step off";
 }
 
-void run_case(const FusedCase& c) {
+// `edit` changes the random inputs before both backends run.
+void run_case(const FusedCase& c, const std::function<void(FusedBuffers&)>& edit = {}) {
   FusedBuffers cpu = make_buffers(c, static_cast<uint64_t>(c.tokens * 1000003 + c.hidden * 7 + static_cast<int>(c.kind)));
+  if (edit) edit(cpu);
   DeviceCopy dev(cpu);
   dev.q.poison();
   if (c.mode == FusedScale::kDynamicPerToken) {
@@ -165,6 +168,37 @@ auto case_name = [](const auto& info) { return info.param.name(info.index); };
 INSTANTIATE_TEST_SUITE_P(IssueGrid, FusedCuda, ::testing::ValuesIn(issue_grid()), case_name);
 INSTANTIATE_TEST_SUITE_P(Modes, FusedCuda, ::testing::ValuesIn(mode_grid()), case_name);
 INSTANTIATE_TEST_SUITE_P(Options, FusedCuda, ::testing::ValuesIn(option_grid()), case_name);
+
+// Rows holding ±Inf or NaN: a dynamic row's scale comes from its finite
+// values only, which the GPU finds with a second, finite-only reduction of
+// the rare row whose fast statistic is infinite (fused_row_kernel.cuh). GELU
+// from 16-bit input has warp 0 compute the code (code_by_warp0), the other
+// ops every warp; SiLU-and-mul's rows are checked bit for bit against
+// quantize() in test_fused_quant_parity.cpp.
+TEST(FusedCudaNonFinite, RowsWithInfAndNanMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (FusedKind kind : {FusedKind::kGelu, FusedKind::kRmsNorm, FusedKind::kLayerNorm}) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      for (int64_t n : {1000, 1024, 4096}) {  // any row, rows that fill their chunks
+        for (bool asymmetric : {false, true}) {
+          FusedCase c;
+          c.kind = kind, c.dtype = dtype, c.tokens = 9, c.hidden = n, c.asymmetric = asymmetric;
+          SCOPED_TRACE(c.name(0));
+          const bool bf16 = dtype == DType::kBFloat16;
+          const uint16_t inf = bf16 ? 0x7f80 : 0x7c00, ninf = bf16 ? 0xff80 : 0xfc00, nan = bf16 ? 0x7fc0 : 0x7e00;
+          run_case(c, [&](FusedBuffers& b) {
+            auto* x = reinterpret_cast<uint16_t*>(b.x.data());
+            x[1 * n + 3] = inf;
+            x[2 * n + 5] = ninf;
+            x[3 * n + 7] = nan;
+            x[4 * n + 11] = inf, x[4 * n + n - 1] = ninf;
+            for (int64_t h = 0; h < n; ++h) x[5 * n + h] = h % 3 ? inf : ninf;  // no finite value but GELU(−Inf) = 0
+          });
+        }
+      }
+    }
+  }
+}
 
 // The op runs on the given stream (no hidden default-stream work): enqueue
 // behind a busy stream, then synchronize only that stream.

@@ -42,15 +42,22 @@
 //
 // Pipeline per k tile kt: wait for its param copies, one __syncthreads, wait
 // for its slot's mbarrier, load the tile's weight chunks (and params when
-// their block changes) from shared memory, then in two halves of two k16 steps: dequantize the
-// half into its own 8 registers, fence, two wgmmas, commit, and wait until at
-// most one group (the one just issued) is pending; after the first half's
-// wgmmas, issue the copies of tile kt + kStages − 2 into the slot of tile
-// kt − 2, whose wgmmas completed before the barrier. So the dequantization of
-// a half overlaps the wgmmas of the previous one, a half's registers are
-// rewritten only after the wgmmas that read them have completed, and at the
-// next tile's barrier every wgmma before the current tile's last group is
-// done. Small grids split K across a cluster (wonly_split_k.cuh).
+// their block changes) from shared memory, then in two halves of two k16
+// steps: dequantize the half into its own 8 registers, fence, two wgmmas,
+// commit. Before a half's registers are rewritten, a wait lets the group
+// that read them (the previous tile's same half) retire: the second half
+// waits after the first half's wgmmas; the first half waits at the end of
+// the previous tile (128- and 256-token tiles) or only after this tile's
+// barrier, mbarrier and shared loads (64-token tile, kRetireLate: the
+// group's latency hides behind them). After the first half's wgmmas, issue
+// the copies of tile kt + kStages − 2 into the slot of tile kt − 2, whose
+// wgmmas completed before the barrier. The loop is rotated (first half of
+// tile kt + 1 after the second half of tile kt) so that one group is pending
+// at its back edge, which ptxas needs to keep the wgmmas asynchronous (with
+// two it serializes them, C7513). So the dequantization of a half overlaps
+// the wgmmas of the previous one, and at tile kt's barrier every wgmma of
+// tile kt − 2 is done (each warp waited for them during tile kt − 1). Small
+// grids split K across a cluster (wonly_split_k.cuh).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cute/arch/mma_sm90_gmma.hpp>
