@@ -51,10 +51,10 @@
 // barrier, mbarrier and shared loads (64-token tile, kRetireLate: the
 // group's latency hides behind them). After the first half's wgmmas, issue
 // the copies of tile kt + kStages − 2 into the slot of tile kt − 2, whose
-// wgmmas completed before the barrier. The loop is rotated (first half of
-// tile kt + 1 after the second half of tile kt) so that one group is pending
-// at its back edge, which ptxas needs to keep the wgmmas asynchronous (with
-// two it serializes them, C7513). So the dequantization of a half overlaps
+// wgmmas completed before the barrier. With kRetireLate the loop is rotated
+// (first half of tile kt + 1 after the second half of tile kt) so that one
+// group is pending at its back edge, which ptxas needs to keep the wgmmas
+// asynchronous (with two it serializes them, C7513). So the dequantization of a half overlaps
 // the wgmmas of the previous one, and at tile kt's barrier every wgmma of
 // tile kt − 2 is done (each warp waited for them during tile kt − 1). Small
 // grids split K across a cluster (wonly_split_k.cuh).
@@ -429,15 +429,22 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       fence_accumulators(acc);
     }
   };
-  // Rotated so that one group is pending at the loop's back edge (with two,
-  // ptxas serializes the wgmmas: C7513).
-  if (split.begin < split.end) {
-    first_half(split.begin);
-    for (int kt = split.begin; kt + 1 < split.end; ++kt) {
-      second_half(kt);
-      first_half(kt + 1);
+  if constexpr (kRetireLate) {
+    // Rotated so that one group is pending at the loop's back edge (with
+    // two, ptxas serializes the wgmmas: C7513).
+    if (split.begin < split.end) {
+      first_half(split.begin);
+      for (int kt = split.begin; kt + 1 < split.end; ++kt) {
+        second_half(kt);
+        first_half(kt + 1);
+      }
+      second_half(split.end - 1);
     }
-    second_half(split.end - 1);
+  } else {
+    for (int kt = split.begin; kt < split.end; ++kt) {
+      first_half(kt);
+      second_half(kt);
+    }
   }
   cute::warpgroup_wait<0>();
   fence_accumulators(acc);
