@@ -126,7 +126,8 @@ __device__ __forceinline__ Stats exact_stats(const float (&v)[kItems][kVec]) {
 // IEEE divisions and the clamp bounds, ~30 instructions per warp). One body
 // for both statistics, selected at run time: split into a MinMax and an
 // AbsMax instantiation (as code_by_warp0 is), the SiLU-and-mul kernels grew
-// by ~700 instructions and ran 2–5 % slower at 4096 tokens.
+// by ~700 instructions and SiLU static fp8 ran 2–4 % slower at 4096 tokens
+// (bench/results/fused-h100-code-split-ab.json).
 template <int kItems, int kVec>
 __device__ __forceinline__ RowCode code_by_every_warp(const FusedArgs& a, int64_t row,
                                                       const float (&v)[kItems][kVec]) {

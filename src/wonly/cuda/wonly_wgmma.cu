@@ -54,10 +54,11 @@
 // wgmmas completed before the barrier. With kRetireLate the loop is rotated
 // (first half of tile kt + 1 after the second half of tile kt) so that one
 // group is pending at its back edge, which ptxas needs to keep the wgmmas
-// asynchronous (with two it serializes them, C7513). So the dequantization of a half overlaps
-// the wgmmas of the previous one, and at tile kt's barrier every wgmma of
-// tile kt − 2 is done (each warp waited for them during tile kt − 1). Small
-// grids split K across a cluster (wonly_split_k.cuh).
+// asynchronous (with two it serializes them, C7513). So the dequantization
+// of a half overlaps the wgmmas of the previous one, and at tile kt's
+// barrier every wgmma of tile kt − 2 is done (each warp waited for them
+// during tile kt − 1). Small grids split K across a cluster
+// (wonly_split_k.cuh).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cute/arch/mma_sm90_gmma.hpp>
@@ -307,8 +308,9 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   // The 64-token tile lets a tile's first-half wgmmas retire behind the next
   // tile's barrier and shared loads (first_half); the larger tiles retire
   // them at the end of the tile. H100, same call, int4 g128: M = 32–64
-  // 3–8 % faster with it; M = 128 (128-token tile) 7–10 % and M = 1024 on
-  // (4096, 11008) (256-token tile) 6 % slower.
+  // 3–9 % faster with it; M = 128 (128-token tile) 7–10 % and M = 1024 on
+  // (4096, 11008) (256-token tile) 6 % slower
+  // (bench/results/wonly-h100-wgmma-late-retire-ab.json).
   constexpr bool kRetireLate = kBM == 64;
   extern __shared__ __align__(1024) unsigned char smem[];
   using StageT = Stage<kInt4, kBM>;
