@@ -403,8 +403,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     }
     load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
-    cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
-    fence_accumulators(acc);
+    if constexpr (kRetireLate) {
+      cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
+      fence_accumulators(acc);
+    }
     dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
     fence_accumulators(acc);
     cute::warpgroup_arrive();
