@@ -25,7 +25,7 @@ Options::Options(int argc, char** argv, int first, std::vector<std::string> acce
     if (std::find(accepted.begin(), accepted.end(), key) == accepted.end()) {
       std::string names;
       for (const std::string& name : accepted) names += (names.empty() ? "--" : ", --") + name;
-      throw std::invalid_argument("unknown option '" + arg + "' (accepted: " + names + ")");
+      throw std::invalid_argument("unknown option '" + arg + "' (accepted: " + (names.empty() ? "none" : names) + ")");
     }
     if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
       values_[key] = argv[++i];

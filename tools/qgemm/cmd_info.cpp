@@ -11,7 +11,8 @@
 
 namespace qgemm::tools {
 
-int cmd_info(int, char**) {
+int cmd_info(int argc, char** argv) {
+  const Options options(argc, argv, 2, {});  // takes none: any option is an error
   std::printf("qgemm %s (commit %s)\n", qgemm::version(), commit_string().c_str());
   std::printf("backends: cpu%s\n", qgemm::built_with_cuda() ? ", cuda" : "");
   std::printf("cpu: %s, %u hardware threads\n", cpu_name().c_str(), std::thread::hardware_concurrency());
