@@ -1,4 +1,4 @@
-// The sm_90 dispatch tables (src/gemm/cuda/dispatch_table.h) as data, on
+// The dispatch tables (src/gemm/cuda/dispatch_table.h) as data, on
 // every build (no GPU needed): for an H100's 132 SMs, the shapes behind each
 // rule's measurement pick the kernel the rule names, fp8 fast accumulation
 // runs precise exactly where fp8_fast_runs_precise says, and the wave
@@ -140,12 +140,32 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                "fp8 fast", true);
 }
 
+// Ampere int8 and Ada fp8 run the same mma.sync kernels by the same M
+// bounds: skinny for decode, then the 64×128 tile up to M = 128, then
+// 128×128 (an L40's 142 SMs or an A100's 108 change nothing: no wave rule).
+TEST(GemmDispatchTable, MmaSyncTables) {
+  for (int sms : {108, 142}) {
+    for (const auto* table : {&detail::kSm80Int8Rules, &detail::kSm89Fp8Rules}) {
+      const auto pick = [&](int64_t m) { return detail::pick_rule(*table, m, 4096, sms)->kernel; };
+      EXPECT_EQ(pick(1), GemmKernel::kSkinny);
+      EXPECT_EQ(pick(16), GemmKernel::kSkinny);
+      EXPECT_EQ(pick(17), GemmKernel::kSm80Small);
+      EXPECT_EQ(pick(128), GemmKernel::kSm80Small);
+      EXPECT_EQ(pick(129), GemmKernel::kSm80Large);
+      EXPECT_EQ(pick(8192), GemmKernel::kSm80Large);
+    }
+  }
+}
+
 TEST(GemmDispatchTable, EveryShapeHasARule) {
-  // The last row of each sm_90 table takes any shape.
+  // The last row of each table takes any shape: no problem is left to the
+  // fallback by the table (only by what a kernel cannot take).
   for (int64_t m : {1, 2, 17, 100, 1000, 100000}) {
     for (int64_t n : {16, 48, 4096, 100000}) {
       EXPECT_NE(detail::pick_rule(detail::kSm90Int8Rules, m, n, kH100Sms), nullptr);
       EXPECT_NE(detail::pick_rule(detail::kSm90Fp8Rules, m, n, kH100Sms), nullptr);
+      EXPECT_NE(detail::pick_rule(detail::kSm80Int8Rules, m, n, kH100Sms), nullptr);
+      EXPECT_NE(detail::pick_rule(detail::kSm89Fp8Rules, m, n, kH100Sms), nullptr);
     }
   }
 }

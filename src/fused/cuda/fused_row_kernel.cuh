@@ -21,6 +21,8 @@
 // CPU's pairwise order only, which is the one CPU/GPU difference allowed.
 #pragma once
 
+#include <algorithm>
+
 #include "fused/cuda/fused_configs.h"
 #include "fused/cuda/fused_ops.cuh"
 #include "fused/fused_quant.h"
@@ -366,8 +368,16 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
 //   1: ptxas's choice — the residual RMSNorm and the int32 LayerNorm with two
 //     items, and eight items.
 // The int32 LayerNorm capped at 40 with four items was 3–8 points slower.
+// Capped at what the SM holds: sm_86/87/89 (1536 threads) take three
+// 512-thread blocks, not four (ptxas ignores a larger bound with a warning).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int kFusedBlocksPerSmLimit = 1536 / kFusedMaxThreads;
+#else
+constexpr int kFusedBlocksPerSmLimit = 2048 / kFusedMaxThreads;
+#endif
 template <class Op, int kItems>
-constexpr int kMinBlocksPerSm = kItems == 2 ? Op::kMinBlocksTwoItems : kItems == 4 ? Op::kMinBlocksFourItems : 1;
+constexpr int kMinBlocksPerSm = std::min(
+    kFusedBlocksPerSmLimit, kItems == 2 ? Op::kMinBlocksTwoItems : kItems == 4 ? Op::kMinBlocksFourItems : 1);
 
 template <class Op, int kVec, int kItems>
 __global__ void __launch_bounds__(kFusedMaxThreads, (kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {

@@ -235,10 +235,14 @@ constexpr GemmRule kSm80Int8Rules[] = {
     {kAnyM, 0, kAnyN, GemmKernel::kSm80Large, "128×128×64, 3 stages: CUTLASS's best int8 tile on A100"},
 };
 
-// Ada, fp8 (sm_89): mma.sync e4m3 in the skinny kernel; no CUTLASS Ada
-// kernel yet, so larger M runs on the fallback.
+// Ada, fp8 (sm_89): the int8 rules' kernels built for e4m3 (mma.sync
+// m16n8k32 has the same shape, operand bytes and, on Ada, the same dense
+// rate for e4m3 as for int8, so int8's choices carry over; not measured on
+// an Ada GPU, none being at hand).
 constexpr GemmRule kSm89Fp8Rules[] = {
-    {64, 0, kAnyN, GemmKernel::kSkinny, "mma.sync e4m3 (sm_89+), bandwidth-bound"},
+    {16, 0, kAnyN, GemmKernel::kSkinny, "mma.sync e4m3, weight-bandwidth-bound (as int8)"},
+    {128, 0, kAnyN, GemmKernel::kSm80Small, "64×128 tiles: twice the CTAs of 128×128 at small M (as int8)"},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm80Large, "128×128×64, 3 stages (int8's tile: same bytes per k step)"},
 };
 
 }  // namespace qgemm::detail

@@ -23,8 +23,8 @@ enum class GemmKernel : uint8_t {
   kSm90Small2x1,  // 64×64×128, cluster 2×1, ping-pong
   kSm90Narrow2x1,  // 64×128×128, cluster 2×1, ping-pong (int8; precise fp8 runs its kSm90Square, the same tile)
   kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
-  kSm80Large,  // 128×128×64, 3 stages (int8 on Ampere)
-  kSm80Small,  // 64×128×64, 4 stages (int8 on Ampere)
+  kSm80Large,  // 128×128×64, 3 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
+  kSm80Small,  // 64×128×64, 4 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
 };
 constexpr int kGemmKernelCount = 11;
 const char* gemm_kernel_name(GemmKernel kernel);
@@ -32,7 +32,8 @@ const char* gemm_kernel_name(GemmKernel kernel);
 // Launchers: enqueue the GEMM and return true, or return false when the
 // kernel cannot take these arguments (the caller then falls back). Each is
 // defined only when its translation unit is built (QGEMM_HAS_GEMM_SM90 /
-// QGEMM_HAS_GEMM_SM80); `sm_count` is the device's multiprocessor count.
+// QGEMM_HAS_GEMM_SM80 / QGEMM_HAS_GEMM_SM89); `sm_count` is the device's
+// multiprocessor count.
 bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
@@ -44,6 +45,9 @@ bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
+// fp8 e4m3 on the kSm80Large / kSm80Small tiles (Ada and later).
+bool sm89_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
+bool sm89_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 
 // The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which

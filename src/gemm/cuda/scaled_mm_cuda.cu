@@ -71,18 +71,26 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
       return false;
 #endif
     case GemmKernel::kSm80Large:
-    case GemmKernel::kSm80Small:
-#if QGEMM_HAS_GEMM_SM80
-      // sm_80 code runs on every later GPU (through its PTX on sm_90).
-      // Its row broadcasts load 16-byte vectors (sm80_kernel.cuh).
-      if (!int8 || info.major < 8 || !cutlass_can_take(args) || !aligned16(args.bias) ||
+    case GemmKernel::kSm80Small: {
+      // sm_80 (int8) and sm_89 (fp8) code runs on every later GPU (through
+      // its PTX on sm_90). Its row broadcasts load 16-byte vectors
+      // (sm80_kernel.cuh).
+      const int arch = info.major * 10 + info.minor;
+      if (arch < (int8 ? 80 : 89) || !cutlass_can_take(args) || !aligned16(args.bias) ||
           !aligned16(args.azp_adj) || (args.scale_b_per_channel && !aligned16(args.scale_b))) {
         return false;
       }
-      return bf16 ? sm80_int8_bf16(kernel, args) : sm80_int8_fp16(kernel, args);
-#else
-      return false;
+      if (int8) {
+#if QGEMM_HAS_GEMM_SM80
+        return bf16 ? sm80_int8_bf16(kernel, args) : sm80_int8_fp16(kernel, args);
 #endif
+      } else {
+#if QGEMM_HAS_GEMM_SM89
+        return bf16 ? sm89_fp8_bf16(kernel, args) : sm89_fp8_fp16(kernel, args);
+#endif
+      }
+      return false;
+    }
   }
   return false;
 }
@@ -121,7 +129,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
     case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
-    case GemmKernel::kSm80Large: return "sm80-128x128";
+    case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
   }
   return "?";

@@ -305,6 +305,13 @@ bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
       !aligned16(args.a) || !aligned16(args.b)) {
     return false;
   }
+  // fp8 needs the GPU's code built for sm_89+: an Ada GPU runs sm_80 code
+  // when the build left 89 out, and its fp8 MMA there is a trap.
+  if (args.input_dtype != DType::kInt8 &&
+      kernel_info<kKernel<1, kSkinnyDecodeColumns / 8, 2, 8, kSkinnyDecodeWideCtasPerSm, true>>(args.device.index, 256)
+              .arch < 89) {
+    return false;
+  }
   if (args.m <= 16) {
     launch_decode(args);
   } else if (args.m <= 32) {

@@ -4,7 +4,7 @@
 namespace qgemm::detail {
 
 bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args) {
-  return sm80::run_config<cutlass::half_t>(kernel, args);
+  return sm80::run_config<int8_t, cutlass::half_t>(kernel, args);
 }
 
 }  // namespace qgemm::detail

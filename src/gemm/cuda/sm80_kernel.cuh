@@ -1,9 +1,13 @@
-// sm80_kernel.cuh — the Ampere (sm_80) int8 scaled GEMM on CUTLASS 2.x:
-// multistage cp.async mainloop, mma.sync m16n8k32, and the dequantization
-// epilogue as a 2.x epilogue visitor tree (Sm80EVT). Included only by the
-// sm80_int8_*.cu translation units.
+// sm80_kernel.cuh — the mma.sync scaled GEMMs on CUTLASS 2.x: Ampere
+// (sm_80) int8 and Ada (sm_89) fp8 e4m3. Multistage cp.async mainloop,
+// mma.sync m16n8k32 (int8: int32 accumulation; e4m3: fp32, each k tile
+// summed in a second accumulator set and then added to the first — CUTLASS's
+// sm_89 staged accumulation, the precise mode: sm80_configs.h), and the
+// dequantization epilogue as a 2.x epilogue visitor tree (Sm80EVT).
+// Included only by the sm80_int8_*.cu and sm89_fp8_*.cu translation units.
 //
-// Same expression as epilogue_evt.cuh. The 2.x row/column broadcasts cannot
+// Same expression as epilogue_evt.cuh (fp8 has no zero point: the tree
+// reads the fp32 accumulator directly). The 2.x row/column broadcasts cannot
 // switch to a scalar at run time, so a scale is the product of a vector
 // node (null pointer: reads 1) and a scalar node (null pointer: reads 1);
 // one factor is always exactly 1, so the product is the scale, unrounded.
@@ -12,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "cute/tensor.hpp"
@@ -32,8 +37,13 @@ using namespace cute;
 namespace tb = cutlass::epilogue::threadblock;
 constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 
-template <class Config, class Output>
+template <class Config, class Input, class Output>
 struct Kernel {
+  static constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
+  static_assert(kInt8 || std::is_same_v<Input, cutlass::float_e4m3_t>, "int8 or fp8 e4m3 inputs");
+  using Accumulator = std::conditional_t<kInt8, int32_t, float>;
+  using ArchTag = std::conditional_t<kInt8, cutlass::arch::Sm80, cutlass::arch::Sm89>;
+  using MathOperator = std::conditional_t<kInt8, cutlass::arch::OpMultiplyAddSaturate, cutlass::arch::OpMultiplyAdd>;
   static constexpr int kAlignOut = 16 / sizeof(Output);
   using ThreadMap = tb::OutputTileThreadLayout<typename Config::TileShape, typename Config::WarpShape, Output,
                                                kAlignOut, 1>;
@@ -41,7 +51,8 @@ struct Kernel {
   using Acc = tb::VisitorAccFetch;
   using Azp = tb::VisitorColBroadcast<ThreadMap, int32_t, Stride<_1, _0, int32_t>>;
   using AzpAdj = tb::VisitorRowBroadcast<ThreadMap, int32_t, Stride<_0, _1, int32_t>>;
-  using Corrected = tb::Sm80EVT<tb::VisitorCompute<evt::AzpCorrect, int32_t, int32_t, kRound>, Acc, Azp, AzpAdj>;
+  using Corrected = std::conditional_t<
+      kInt8, tb::Sm80EVT<tb::VisitorCompute<evt::AzpCorrect, int32_t, int32_t, kRound>, Acc, Azp, AzpAdj>, Acc>;
 
   using ScaleBVector = tb::VisitorRowBroadcast<ThreadMap, float, Stride<_0, _1, int32_t>>;
   using ScaleAVector = tb::VisitorColBroadcast<ThreadMap, float, Stride<_1, _0, int32_t>>;
@@ -56,12 +67,12 @@ struct Kernel {
   using Tree = tb::Sm80EVT<Store, Dequant>;
 
   using GemmKernel = typename cutlass::gemm::kernel::DefaultGemmWithVisitor<
-      int8_t, cutlass::layout::RowMajor, cutlass::ComplexTransform::kNone, 16, int8_t,
+      Input, cutlass::layout::RowMajor, cutlass::ComplexTransform::kNone, 16, Input,
       cutlass::layout::ColumnMajor, cutlass::ComplexTransform::kNone, 16, Output, cutlass::layout::RowMajor,
-      kAlignOut, int32_t, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80, typename Config::TileShape,
+      kAlignOut, Accumulator, float, cutlass::arch::OpClassTensorOp, ArchTag, typename Config::TileShape,
       typename Config::WarpShape, cutlass::gemm::GemmShape<16, 8, 32>, Tree,
-      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, Config::Stages,
-      cutlass::arch::OpMultiplyAddSaturate, 1>::GemmKernel;
+      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, Config::Stages, MathOperator,
+      1>::GemmKernel;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
   // scale = vector[i] · scalar: the vector node reads `ptr` when per-element,
@@ -75,7 +86,8 @@ struct Kernel {
         {args.scale_b_per_channel ? args.scale_b : nullptr, 1.0f, {}},
         {{1.0f}, {args.scale_b_per_channel ? nullptr : args.scale_b}, {}},
         {}};
-    typename Corrected::Arguments corrected{{}, {args.azp, 1, {}}, {args.azp_adj, 0, {}}, {}};
+    typename Corrected::Arguments corrected{};
+    if constexpr (kInt8) corrected = {{}, {args.azp, 1, {}}, {args.azp_adj, 0, {}}, {}};
     typename Bias::Arguments bias{static_cast<const Output*>(args.bias), Output(0.0f), {}};
     typename Dequant::Arguments dequant{scale_a, {scale_b, corrected, {}}, bias, {}};
     typename Store::Arguments store{static_cast<Output*>(args.out), {args.ldo, _1{}, int32_t(0)}};
@@ -95,17 +107,20 @@ struct Kernel {
     const cutlass::Status status = gemm.run(stream);
     QGEMM_CUDA_CHECK(cudaGetLastError());
     if (status != cutlass::Status::kSuccess) {
-      throw Error(ErrorKind::kBackend, "scaled_mm: CUTLASS sm80 kernel launch failed");
+      throw Error(ErrorKind::kBackend, kInt8 ? "scaled_mm: CUTLASS sm80 int8 kernel launch failed"
+                                             : "scaled_mm: CUTLASS sm89 fp8 kernel launch failed");
     }
     return true;
   }
 };
 
-template <class Output>
+template <class Input, class Output>
 bool run_config(GemmKernel kernel, const ScaledMmArgs& args) {
   switch (kernel) {
-    case GemmKernel::kSm80Large: return Kernel<Large, Output>::run(args);
-    case GemmKernel::kSm80Small: return Kernel<Small, Output>::run(args);
+    case GemmKernel::kSm80Large:
+      return Kernel<std::conditional_t<std::is_same_v<Input, int8_t>, Large, Fp8Large>, Input, Output>::run(args);
+    case GemmKernel::kSm80Small:
+      return Kernel<std::conditional_t<std::is_same_v<Input, int8_t>, Small, Fp8Small>, Input, Output>::run(args);
     default: return false;
   }
 }
