@@ -1,5 +1,6 @@
 // GPU tests of every scaled-GEMM kernel of the CUDA backend (skinny, sm90
-// CUTLASS configs, sm80 CUTLASS configs, fallback), each forced on the same
+// CUTLASS configs, the mma.sync CUTLASS configs — sm80 int8 and their sm89
+// fp8 build, run here through their PTX — and the fallback), each forced on the same
 // problems, and of the dispatcher across the shape grid:
 //   - every epilogue × scale granularity × input × output dtype, per kernel,
 //     against the CPU backend on the whole output;
@@ -26,6 +27,7 @@
 #include "gemm/epilogue_math.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
+#include "qgemm/version.h"
 
 namespace qgemm::test {
 namespace {
@@ -90,21 +92,35 @@ class ScaledMmKernel : public ::testing::TestWithParam<KernelCase> {
   void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
 };
 
+// Whether the Ada fp8 build of the mma.sync tiles must run here: built for
+// sm_89 (its PTX runs on later GPUs) and a GPU of compute capability ≥ 8.9.
+bool sm89_fp8_expected() {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  const std::string archs = std::string(";") + cuda_archs() + ";";
+  return major * 10 + minor >= 89 && archs.find(";89;") != std::string::npos;
+}
+
 TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   const KernelCase& kc = GetParam();
-  int ran = 0;
+  int ran_int8 = 0, ran_fp8 = 0;
   for (const GemmCase& c : epilogue_cases(kc.m, kc.n, kc.k)) {
     auto rng = make_rng(static_cast<uint64_t>(kc.m * 131 + kc.n * 7 + kc.k));
     GemmProblem p(c, rng);
     DeviceProblem d(p);
     if (!detail::scaled_mm_cuda_with(d.args(p), kc.kernel)) continue;  // not built / not for this GPU
-    ++ran;
+    ++(c.input == DType::kInt8 ? ran_int8 : ran_fp8);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<uint8_t> gpu_out;
     d.out.download(gpu_out);
     EXPECT_EQ(compare_all(p, gpu_out, detail::gemm_kernel_name(kc.kernel)), 0);
   }
-  if (ran == 0) GTEST_SKIP() << detail::gemm_kernel_name(kc.kernel) << " does not run on this GPU";
+  const bool mma_sync_tile = kc.kernel == GemmKernel::kSm80Large || kc.kernel == GemmKernel::kSm80Small;
+  if (mma_sync_tile && ran_int8 > 0 && sm89_fp8_expected()) {
+    EXPECT_GT(ran_fp8, 0) << "the sm89 fp8 build of " << detail::gemm_kernel_name(kc.kernel) << " did not run";
+  }
+  if (ran_int8 + ran_fp8 == 0) GTEST_SKIP() << detail::gemm_kernel_name(kc.kernel) << " does not run on this GPU";
 }
 
 std::vector<KernelCase> kernel_cases() {

@@ -11,7 +11,7 @@
 //
 // Options: --shapes MxNxK,... (default: the issue's grid), --runs N (50),
 // --warmup N (10), --sweep (also time every qgemm kernel config on every
-// shape, to tune dispatch_table.h), --no-peers, --json FILE, --rounds R (1):
+// shape, the portable fallback included, to tune dispatch_table.h), --no-peers, --json FILE, --rounds R (1):
 // time every implementation of a shape R times, round-robin (the whole
 // sequence of the shape, R times over), and report per implementation the
 // median of its R round medians (min: the least sample; runs: all of them;
@@ -263,7 +263,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny,        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
                                       GemmKernel::kSm90Narrow,    GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Square,
                                       GemmKernel::kSm90Wide,      GemmKernel::kSm90Wide192,   GemmKernel::kSm80Small,
-                                      GemmKernel::kSm80Large};
+                                      GemmKernel::kSm80Large,     GemmKernel::kFallback};
   for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
     if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
     ShapeBuffers s(shape[0], shape[1], shape[2], stream);
