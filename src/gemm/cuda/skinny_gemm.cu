@@ -22,6 +22,15 @@
 // to the same physical k for A and B, so each MMA sums a permutation of the
 // chunk's 32 products: the dot product is unchanged (exactly, for int8).
 //
+// Transposed (kTransposed, the M ≤ 8 decode kernels): the MMA computes the
+// tile of Dᵀ = B·Aᵀ instead, with 16 weight columns as its 16 rows and the ≤ 8
+// tokens as its 8 columns — the same loads and word order with the roles of
+// A and B swapped (lane loads weight columns n0 + g and n0 + g + 8, token g).
+// One m16n8k32 then serves 16 columns where the plain form needs two (whose
+// 16-row A fragments are half padding at M ≤ 8): half the MMAs, and for fp8
+// on sm_90, which lowers each e4m3 m16n8k32 to F2FP conversions and two
+// HMMA.16816, half of those too.
+//
 // Epilogue: gemm/epilogue_math.h, as in the CPU backend and the fallback.
 #include <cuda_runtime.h>
 
@@ -78,45 +87,64 @@ struct Chunk {
   uint4 a[kMFrags][2];
 };
 
-// kMFrags 16-row fragments (M ≤ 16·kMFrags), kNTiles 8-column MMA tiles per
-// CTA, kWarps warps splitting K, kDepth chunks in flight per warp: a
-// rotating register buffer, each slot refilled with the chunk kDepth steps
-// ahead as soon as it has been multiplied, so loads stay in flight during
-// the MMAs (16·kDepth·(kNTiles + 2·kMFrags) bytes per lane).
-template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
+// kMFrags 16-row MMA fragments, kNTiles 8-column MMA tiles: plain, tokens
+// are the MMA's rows (M ≤ 16·kMFrags) and weight columns its columns (8·kNTiles
+// per CTA tile); transposed (kTransposed), weight columns are its rows
+// (16·kMFrags per CTA tile) and tokens its columns (M ≤ 8·kNTiles ≤ 16).
+// kWarps warps split K, kDepth chunks in flight per warp: a rotating
+// register buffer, each slot refilled with the chunk kDepth steps ahead as
+// soon as it has been multiplied, so loads stay in flight during the MMAs
+// (16·kDepth·(kNTiles + 2·kMFrags) bytes per lane).
+template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(const ScaledMmArgs args) {
   constexpr int kThreads = kWarps * 32;
-  constexpr int kColumns = 8 * kNTiles;
+  constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
+  // Token rows of the partial sums per reduction pass: plain, one 16-row
+  // fragment at a time; transposed, all tokens at once.
+  constexpr int kRows = kTransposed ? 8 * kNTiles : 16;
+  static_assert(kRows <= 16, "at most 16 tokens per reduction pass");
   using Acc = std::conditional_t<kFp8, float, int32_t>;
-  __shared__ Acc partial[kWarps][16][kColumns + 1];
+  __shared__ Acc partial[kWarps][kRows][kColumns + 1];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const auto* a = static_cast<const uint8_t*>(args.a);
   const auto* b = static_cast<const uint8_t*>(args.b);
 
-  // This lane's B columns of column tile `tile` and its A rows (clamped
-  // pointers; `valid` masks loads).
-  const uint8_t* b_col[kNTiles];
-  bool col_ok[kNTiles];
-  auto set_columns = [&](int64_t tile) {
+  // This lane's 16 bytes of token `row` / weight column `col` (clamped
+  // pointers; `ok` masks the loads).
+  auto token = [&](int64_t row, bool& ok) {
+    ok = row < args.m;
+    return a + (ok ? row : 0) * args.lda + 16 * t;
+  };
+  auto weight = [&](int64_t col, bool& ok) {
+    ok = col < args.n;
+    return b + (ok ? col : 0) * args.ldb + 16 * t;
+  };
+  // The MMA's operands: A rows (two per fragment: g and g + 8), B columns.
+  const uint8_t* mma_a[kMFrags][2];
+  bool mma_a_ok[kMFrags][2];
+  const uint8_t* mma_b[kNTiles];
+  bool mma_b_ok[kNTiles];
+  auto set_columns = [&](int64_t tile) {  // the weight side of column tile `tile`
+    if constexpr (kTransposed) {
 #pragma unroll
-    for (int j = 0; j < kNTiles; ++j) {
-      const int64_t col = tile * kColumns + 8 * j + g;
-      col_ok[j] = col < args.n;
-      b_col[j] = b + (col_ok[j] ? col : 0) * args.ldb + 16 * t;
+      for (int f = 0; f < kMFrags; ++f)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) mma_a[f][h] = weight(tile * kColumns + 16 * f + g + 8 * h, mma_a_ok[f][h]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kNTiles; ++j) mma_b[j] = weight(tile * kColumns + 8 * j + g, mma_b_ok[j]);
     }
   };
-  const uint8_t* a_row[kMFrags][2];
-  bool row_ok[kMFrags][2];
+  if constexpr (kTransposed) {
 #pragma unroll
-  for (int f = 0; f < kMFrags; ++f) {
+    for (int j = 0; j < kNTiles; ++j) mma_b[j] = token(8 * j + g, mma_b_ok[j]);
+  } else {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t row = 16 * f + g + 8 * h;
-      row_ok[f][h] = row < args.m;
-      a_row[f][h] = a + (row_ok[f][h] ? row : 0) * args.lda + 16 * t;
-    }
+    for (int f = 0; f < kMFrags; ++f)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) mma_a[f][h] = token(16 * f + g + 8 * h, mma_a_ok[f][h]);
   }
 
   // Chunk c of this warp is the CTA's chunk warp + c·kWarps.
@@ -126,12 +154,19 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
     const int64_t k = (warp + c * kWarps) * kChunk + 16 * t;
     const bool k_ok = k < args.k;  // K % 16 == 0: a lane's 16 bytes are all in or all out
     const int64_t offset = k_ok ? k - 16 * t : 0;
+    // The weight is read once: streaming loads; the tokens stay cached.
 #pragma unroll
-    for (int j = 0; j < kNTiles; ++j) dst.b[j] = load16_streaming(b_col[j] + offset, k_ok && col_ok[j]);
+    for (int j = 0; j < kNTiles; ++j) {
+      dst.b[j] = kTransposed ? load16(mma_b[j] + offset, k_ok && mma_b_ok[j])
+                             : load16_streaming(mma_b[j] + offset, k_ok && mma_b_ok[j]);
+    }
 #pragma unroll
     for (int f = 0; f < kMFrags; ++f)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) dst.a[f][h] = load16(a_row[f][h] + offset, k_ok && row_ok[f][h]);
+      for (int h = 0; h < 2; ++h) {
+        dst.a[f][h] = kTransposed ? load16_streaming(mma_a[f][h] + offset, k_ok && mma_a_ok[f][h])
+                                  : load16(mma_a[f][h] + offset, k_ok && mma_a_ok[f][h]);
+      }
   };
 
   // Column tiles blockIdx.x, + gridDim.x, … (persistent when the grid is
@@ -178,27 +213,35 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
       }
     }
 
-    // Per fragment: partial sums to shared memory (C layout: c0,c1 at row g,
-    // columns 2t, 2t+1; c2,c3 at row g+8), a fixed-order sum over the warps,
-    // then the epilogue, two outputs per thread.
+    // Partial sums to shared memory (C layout: c0,c1 at MMA row g, columns
+    // 2t, 2t+1; c2,c3 at row g+8) — plain: per token fragment; transposed:
+    // all at once, MMA rows being columns — a fixed-order sum over the warps,
+    // then the epilogue.
+    constexpr int kPasses = kTransposed ? 1 : kMFrags;
 #pragma unroll
-    for (int f = 0; f < kMFrags; ++f) {
-      if (16 * f >= args.m) break;
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int token0 = kTransposed ? 0 : 16 * pass;
+      if (token0 >= args.m) break;
 #pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
+      for (int f = 0; f < kMFrags; ++f) {
+        if (!kTransposed && f != pass) continue;
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int row = g + 8 * (r / 2), col = 8 * j + 2 * t + r % 2;
-          Acc value;
-          if constexpr (kFp8) value = __uint_as_float(acc[f][j][r]);
-          else value = static_cast<int32_t>(acc[f][j][r]);
-          partial[warp][row][col] = value;
+        for (int j = 0; j < kNTiles; ++j) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int mma_row = 16 * f + g + 8 * (r / 2), mma_col = 8 * j + 2 * t + r % 2;
+            Acc value;
+            if constexpr (kFp8) value = __uint_as_float(acc[f][j][r]);
+            else value = static_cast<int32_t>(acc[f][j][r]);
+            if constexpr (kTransposed) partial[warp][mma_col][mma_row] = value;
+            else partial[warp][mma_row - 16 * f][mma_col] = value;
+          }
         }
       }
       __syncthreads();
-      for (int idx = threadIdx.x; idx < 16 * kColumns; idx += kThreads) {
+      for (int idx = threadIdx.x; idx < kRows * kColumns; idx += kThreads) {
         const int row_in = idx / kColumns, col_in = idx % kColumns;
-        const int64_t row = 16 * f + row_in, col = n0 + col_in;
+        const int64_t row = token0 + row_in, col = n0 + col_in;
         if (row >= args.m || col >= args.n) continue;
         Acc sum = partial[0][row_in][col_in];
 #pragma unroll
@@ -238,27 +281,28 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
   }
 }
 
-template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
-constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
+template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed = false>
+constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
 
 // Grid: one CTA per column tile (`persistent` false), or at most the CTAs
 // that fit on the device at once, each looping over column tiles.
-template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8>
+template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 void launch_kernel(const ScaledMmArgs& args, bool persistent) {
-  constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8>;
-  const int64_t tiles = (args.n + 8 * kNTiles - 1) / (8 * kNTiles);
+  constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
+  constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
+  const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t blocks =
       persistent ? std::min(tiles, kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas) : tiles;
   kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks = 1>
+template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks = 1, bool kTransposed = false>
 void launch(const ScaledMmArgs& args, bool persistent) {
   if (args.input_dtype == DType::kInt8) {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false>(args, persistent);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false, kTransposed>(args, persistent);
   } else {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true>(args, persistent);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true, kTransposed>(args, persistent);
   }
 }
 
@@ -277,20 +321,27 @@ double balance(int64_t tiles, int64_t slots) {
 // splits much more evenly over its fewer CTAs (e.g. N = 8192: 512 tiles on
 // 264 vs 396 CTAs: 2 tiles on most CTAs vs 2 on 116 and 1 on the rest, whose
 // SMs then idle). "deep" streams ~0.8× as fast per balanced tile.
+// kTransposed (M ≤ 8): one 16-column MMA fragment and one 8-token tile
+// instead of one 16-token fragment and two 8-column tiles (file comment).
+template <bool kTransposed>
 void launch_decode(const ScaledMmArgs& args) {
   constexpr double kDeepRate = 0.8;
-  constexpr int kNTiles = kSkinnyDecodeColumns / 8, kWideCtas = kSkinnyDecodeWideCtasPerSm;
+  constexpr int kMFrags = 1, kNTiles = kTransposed ? 1 : kSkinnyDecodeColumns / 8;
+  constexpr int kWideCtas = kSkinnyDecodeWideCtasPerSm;
+  static_assert((kTransposed ? 16 * kMFrags : 8 * kNTiles) == kSkinnyDecodeColumns, "the table's tile width");
   const bool fp8 = args.input_dtype != DType::kInt8;
   const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
-  const int64_t wide_slots = fp8 ? kernel_info<kKernel<1, kNTiles, 2, 8, kWideCtas, true>>(device, 256).resident_ctas
-                                 : kernel_info<kKernel<1, kNTiles, 2, 8, kWideCtas, false>>(device, 256).resident_ctas;
-  const int64_t deep_slots = fp8 ? kernel_info<kKernel<1, kNTiles, 4, 8, 2, true>>(device, 256).resident_ctas
-                                 : kernel_info<kKernel<1, kNTiles, 4, 8, 2, false>>(device, 256).resident_ctas;
+  const int64_t wide_slots =
+      fp8 ? kernel_info<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, true, kTransposed>>(device, 256).resident_ctas
+          : kernel_info<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, false, kTransposed>>(device, 256).resident_ctas;
+  const int64_t deep_slots =
+      fp8 ? kernel_info<kKernel<kMFrags, kNTiles, 4, 8, 2, true, kTransposed>>(device, 256).resident_ctas
+          : kernel_info<kKernel<kMFrags, kNTiles, 4, 8, 2, false, kTransposed>>(device, 256).resident_ctas;
   if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
-    launch<1, kNTiles, 4, 8, 2>(args, true);
+    launch<kMFrags, kNTiles, 4, 8, 2, kTransposed>(args, true);
   } else {
-    launch<1, kNTiles, 2, 8, kWideCtas>(args, true);
+    launch<kMFrags, kNTiles, 2, 8, kWideCtas, kTransposed>(args, true);
   }
 }
 
@@ -312,8 +363,10 @@ bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
               .arch < 89) {
     return false;
   }
-  if (args.m <= 16) {
-    launch_decode(args);
+  if (args.m <= 8) {
+    launch_decode<true>(args);
+  } else if (args.m <= 16) {
+    launch_decode<false>(args);
   } else if (args.m <= 32) {
     launch<2, 4, 2, 8>(args, false);
   } else {
