@@ -39,6 +39,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
 #include "core/cuda_kernel_info.h"
 #include "core/numeric.h"
 #include "gemm/cuda/kernels.h"
@@ -284,15 +285,26 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed = false>
 constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
 
-// Grid: one CTA per column tile (`persistent` false), or at most the CTAs
-// that fit on the device at once, each looping over column tiles.
+// The persistent grid of a decode shape: the CTAs resident at once, at most
+// kMinBlocks per SM — the shape's design ("wide": 3, "deep": 2), which the
+// dispatch table's skinny_tiles_ragged counts on. The transposed int8 build
+// needs fewer registers (61 against 76), so 4 "wide" CTAs would fit; with
+// them, N = 10240 (640 tiles) took "deep" and was 15 % slower.
+template <auto kKernelFn>
+int64_t persistent_slots(int device, int threads, int max_per_sm) {
+  return std::min(kernel_info<kKernelFn>(device, threads).resident_ctas,
+                  static_cast<int64_t>(max_per_sm) * cuda_device_info(device).sm_count);
+}
+
+// Grid: one CTA per column tile (`persistent` false), or persistent_slots
+// CTAs, each looping over column tiles.
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 void launch_kernel(const ScaledMmArgs& args, bool persistent) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
   constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t blocks =
-      persistent ? std::min(tiles, kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas) : tiles;
+      persistent ? std::min(tiles, persistent_slots<kernel>(args.device.index, kWarps * 32, kMinBlocks)) : tiles;
   kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
@@ -333,11 +345,11 @@ void launch_decode(const ScaledMmArgs& args) {
   const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
   const int64_t wide_slots =
-      fp8 ? kernel_info<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, true, kTransposed>>(device, 256).resident_ctas
-          : kernel_info<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, false, kTransposed>>(device, 256).resident_ctas;
+      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, true, kTransposed>>(device, 256, kWideCtas)
+          : persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, false, kTransposed>>(device, 256, kWideCtas);
   const int64_t deep_slots =
-      fp8 ? kernel_info<kKernel<kMFrags, kNTiles, 4, 8, 2, true, kTransposed>>(device, 256).resident_ctas
-          : kernel_info<kKernel<kMFrags, kNTiles, 4, 8, 2, false, kTransposed>>(device, 256).resident_ctas;
+      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, true, kTransposed>>(device, 256, 2)
+          : persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, false, kTransposed>>(device, 256, 2);
   if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
     launch<kMFrags, kNTiles, 4, 8, 2, kTransposed>(args, true);
   } else {
