@@ -52,8 +52,11 @@ bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 
 // The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which
 // the dispatch table's skinny_tiles_ragged counts: 16-column tiles, and the
-// "wide" shape's launch bound of 3 resident CTAs (256 threads) per SM.
+// "wide" shape's resident CTAs (256 threads) per SM: 3, or up to 4 for the
+// transposed M ≤ 8 kernels (launch bound 4: ≤ 64 registers).
 constexpr int kSkinnyDecodeColumns = 16;
 constexpr int kSkinnyDecodeWideCtasPerSm = 3;
+constexpr int skinny_decode_wide_ctas_per_sm(bool transposed) { return transposed ? 4 : 3; }
+constexpr int64_t kSkinnyDecodeTransposedMaxM = 8;
 
 }  // namespace qgemm::detail

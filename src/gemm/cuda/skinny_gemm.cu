@@ -286,35 +286,31 @@ template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool
 constexpr auto kKernel = skinny_gemm_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
 
 // The persistent grid of a decode shape: the CTAs resident at once, at most
-// kMinBlocks per SM — the shape's design ("wide": 3, "deep": 2), which the
-// dispatch table's skinny_tiles_ragged counts on. The transposed int8 build
-// needs fewer registers (61 against 76), so 4 "wide" CTAs would fit; with
-// them, N = 10240 (640 tiles) took "deep" and was 15 % slower.
+// max_per_sm per SM (launch_decode says how many).
 template <auto kKernelFn>
 int64_t persistent_slots(int device, int threads, int max_per_sm) {
   return std::min(kernel_info<kKernelFn>(device, threads).resident_ctas,
                   static_cast<int64_t>(max_per_sm) * cuda_device_info(device).sm_count);
 }
 
-// Grid: one CTA per column tile (`persistent` false), or persistent_slots
-// CTAs, each looping over column tiles.
+// Grid: one CTA per column tile (`ctas` 0), or at most `ctas` CTAs, each
+// looping over column tiles (persistent).
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
-void launch_kernel(const ScaledMmArgs& args, bool persistent) {
+void launch_kernel(const ScaledMmArgs& args, int64_t ctas) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
   constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
-  const int64_t blocks =
-      persistent ? std::min(tiles, persistent_slots<kernel>(args.device.index, kWarps * 32, kMinBlocks)) : tiles;
+  const int64_t blocks = ctas > 0 ? std::min(tiles, ctas) : tiles;
   kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks = 1, bool kTransposed = false>
-void launch(const ScaledMmArgs& args, bool persistent) {
+void launch(const ScaledMmArgs& args, int64_t ctas) {
   if (args.input_dtype == DType::kInt8) {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false, kTransposed>(args, persistent);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false, kTransposed>(args, ctas);
   } else {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true, kTransposed>(args, persistent);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true, kTransposed>(args, ctas);
   }
 }
 
@@ -327,33 +323,40 @@ double balance(int64_t tiles, int64_t slots) {
 }
 
 // M ≤ 16, persistent over 16-column tiles, 8 warps. Two shapes, measured on
-// H100 (docs/gemm.md): "wide" (2 chunks in flight per warp, ≤ 80 registers,
-// 3 CTAs per SM) streams best (85 % of copy bandwidth at 1×28672×4096 vs 74 %
-// for "deep"), "deep" (4 in flight, 2 CTAs per SM) when the tile count
-// splits much more evenly over its fewer CTAs (e.g. N = 8192: 512 tiles on
-// 264 vs 396 CTAs: 2 tiles on most CTAs vs 2 on 116 and 1 on the rest, whose
-// SMs then idle). "deep" streams ~0.8× as fast per balanced tile.
+// H100 (docs/gemm.md): "wide" (2 chunks in flight per warp) streams best (85 %
+// of copy bandwidth at 1×28672×4096 vs 74 % for "deep"), "deep" (4 in
+// flight, 2 CTAs per SM) when the tile count splits much more evenly over
+// its fewer CTAs (e.g. N = 8192 on the plain kernels: 512 tiles on 264 vs
+// 396 CTAs: 2 tiles on most CTAs vs 2 on 116 and 1 on the rest, whose SMs
+// then idle). "deep" streams ~0.8× as fast per balanced tile.
+// "wide" runs 3 CTAs per SM (≤ 80 registers) — or, transposed (M ≤ 8, ≤ 64
+// registers), 4 where they split the tiles more evenly than 3 (N = 8192: 512
+// tiles in one round of 528; N = 57344: 3584 tiles on 528 / 396 CTAs,
+// 1×57344×8192 int8 164 against 174 µs) and 3 where not (N = 10240: 640
+// tiles, 1.2 rounds of 528 against 1.6 of 396).
 // kTransposed (M ≤ 8): one 16-column MMA fragment and one 8-token tile
 // instead of one 16-token fragment and two 8-column tiles (file comment).
 template <bool kTransposed>
 void launch_decode(const ScaledMmArgs& args) {
   constexpr double kDeepRate = 0.8;
   constexpr int kMFrags = 1, kNTiles = kTransposed ? 1 : kSkinnyDecodeColumns / 8;
-  constexpr int kWideCtas = kSkinnyDecodeWideCtasPerSm;
+  constexpr int kWideCtas = kSkinnyDecodeWideCtasPerSm, kWideCtasMost = skinny_decode_wide_ctas_per_sm(kTransposed);
   static_assert((kTransposed ? 16 * kMFrags : 8 * kNTiles) == kSkinnyDecodeColumns, "the table's tile width");
   const bool fp8 = args.input_dtype != DType::kInt8;
   const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
-  const int64_t wide_slots =
-      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, true, kTransposed>>(device, 256, kWideCtas)
-          : persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtas, false, kTransposed>>(device, 256, kWideCtas);
+  const int64_t wide_most =
+      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtasMost, true, kTransposed>>(device, 256, kWideCtasMost)
+          : persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtasMost, false, kTransposed>>(device, 256, kWideCtasMost);
+  const int64_t wide_slots = std::min<int64_t>(wide_most, int64_t{kWideCtas} * cuda_device_info(device).sm_count);
   const int64_t deep_slots =
       fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, true, kTransposed>>(device, 256, 2)
           : persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, false, kTransposed>>(device, 256, 2);
-  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_slots)) {
-    launch<kMFrags, kNTiles, 4, 8, 2, kTransposed>(args, true);
+  const int64_t wide_ctas = balance(tiles, wide_most) > balance(tiles, wide_slots) ? wide_most : wide_slots;
+  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_ctas)) {
+    launch<kMFrags, kNTiles, 4, 8, 2, kTransposed>(args, deep_slots);
   } else {
-    launch<kMFrags, kNTiles, 2, 8, kWideCtas, kTransposed>(args, true);
+    launch<kMFrags, kNTiles, 2, 8, kWideCtasMost, kTransposed>(args, wide_ctas);
   }
 }
 
@@ -375,14 +378,14 @@ bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
               .arch < 89) {
     return false;
   }
-  if (args.m <= 8) {
+  if (args.m <= kSkinnyDecodeTransposedMaxM) {
     launch_decode<true>(args);
   } else if (args.m <= 16) {
     launch_decode<false>(args);
   } else if (args.m <= 32) {
-    launch<2, 4, 2, 8>(args, false);
+    launch<2, 4, 2, 8>(args, 0);
   } else {
-    launch<4, 4, 1, 8>(args, false);
+    launch<4, 4, 1, 8>(args, 0);
   }
   return true;
 }
