@@ -57,6 +57,15 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_TRUE(detail::skinny_tiles_ragged(16, 8448, kH100Sms));
   EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8464, kH100Sms));  // 64×64 tiles: two waves
   EXPECT_FALSE(detail::skinny_tiles_ragged(16, 10240, kH100Sms));  // 640 tiles: 1.6 rounds
+  // M ≤ 8: the transposed kernel's 4 wide CTAs per SM (528 on 132 SMs), as
+  // many as its 16-column tiles wherever 64×64 tiles fit one wave (N/16 =
+  // 4·N/64): never ragged, on any SM count.
+  EXPECT_FALSE(detail::skinny_tiles_ragged(8, 8192, kH100Sms));  // 512 tiles: one round
+  EXPECT_FALSE(detail::skinny_tiles_ragged(1, 8448, kH100Sms));  // 528 tiles: one round
+  EXPECT_TRUE(detail::skinny_tiles_ragged(9, 8192, kH100Sms));
+  for (int sms : {100, 108, 128, 142}) {
+    for (int64_t n = 16; n <= 16384; n += 16) EXPECT_FALSE(detail::skinny_tiles_ragged(8, n, sms)) << sms << " " << n;
+  }
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
@@ -69,8 +78,9 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {16, 57344, GemmKernel::kSkinny},
                 {16, 6144, GemmKernel::kSkinny},
                 {16, 10240, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSm90Small1x2},
-                {2, 8192, GemmKernel::kSm90Small1x2},
+                {1, 8192, GemmKernel::kSkinny},
+                {8, 8192, GemmKernel::kSkinny},
+                {9, 8192, GemmKernel::kSm90Small1x2},
                 {16, 8192, GemmKernel::kSm90Small1x2},
                 {17, 4096, GemmKernel::kSm90Small1x2},
                 {64, 8192, GemmKernel::kSm90Small1x2},
@@ -101,7 +111,7 @@ TEST(GemmDispatchTable, Sm90Int8) {
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
                {{16, 4096, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSm90Small1x2},
+                {1, 8192, GemmKernel::kSkinny},
                 {16, 8192, GemmKernel::kSm90Small1x2},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
@@ -123,7 +133,8 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
 TEST(GemmDispatchTable, Sm90Fp8Fast) {
   expect_picks(detail::kSm90Int8Rules,
                {{16, 4096, GemmKernel::kSkinny, true},
-                {8, 8192, GemmKernel::kSm90Small1x2},
+                {8, 8192, GemmKernel::kSkinny, true},
+                {16, 8192, GemmKernel::kSm90Small1x2},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {128, 10240, GemmKernel::kSm90Small2x1},

@@ -69,9 +69,12 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // 512 tiles on 396 CTAs), where either of its two shapes loses (skinny_gemm.cu:
 // "wide" leaves most SMs idle for the second round, "deep" streams ~20 %
 // slower), and 64×64 tiles fit in one wave (N ≤ 8448 at M ≤ 64).
+// At M ≤ 8 the transposed decode kernel's "wide" shape holds 4 CTAs per SM,
+// so N = 8192 is one round of 528 (never ragged on 132 SMs).
 constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count) {
   const int64_t tiles = (n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
-  const int64_t slots = kSkinnyDecodeWideCtasPerSm * static_cast<int64_t>(sm_count);
+  const int64_t slots =
+      skinny_decode_wide_ctas_per_sm(m <= kSkinnyDecodeTransposedMaxM) * static_cast<int64_t>(sm_count);
   return tiles > slots && 2 * tiles < 3 * slots && small_tiles_fit_one_wave(m, n, sm_count);
 }
 
@@ -107,17 +110,18 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M ≤ 16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
+     "M = 9–16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
      "tiles on 396 CTAs) and 64×64 tiles fit one wave: 16×8192×8192 34.6 → 32.0 µs, 16×8192×28672 "
      "107 → 92.0 (skinny's better shape → this tile, H100, bench/results/gemm-h100-skinny-split-"
-     "experiment.json); M = 1 too: 1×8192×28672 105.3 → 94.7, 1×8192×8192 33.4 → 34.1 "
-     "(bench/results/gemm-h100-m1-cutlass.json)",
+     "experiment.json). M ≤ 8 left this row at 986829f: the transposed kernel's 528 wide CTAs take "
+     "N = 8192 in one round, 1×8192×8192 34.6 → 28.9 µs, 1×8192×28672 96.7 → 86.6, fp8 34.5 → 29.2, "
+     "97.2 → 87.6 (bench/results/gemm-h100-skinny-wide4.json)",
      Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny,
      "M ≤ 16 (decode): the persistent skinny kernel "
      "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
      "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
-     "slower only at N = 8192 (1–16 %, docs/gemm.md: the row above takes it there)"},
+     "slower only at N = 8192 for M = 9–16 (1–16 %, docs/gemm.md: the row above takes it there)"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -168,7 +172,7 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M ≤ 16 where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
+     "M = 9–16 (M ≤ 8 since 986829f, as for int8) where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
      "16×8192×28672 114 → 92.2; 1×8192×28672 94.6 (was 111.6 at 3b8b94a)",
      Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
