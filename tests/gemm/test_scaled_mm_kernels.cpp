@@ -140,7 +140,10 @@ std::vector<KernelCase> kernel_cases() {
     if (skinny) {
       // M ≤ 16 (decode): K long enough that every warp wraps its ring of
       // in-flight chunks, with a K tail of 16; M on both sides of 8.
-      const int64_t decode[][3] = {{3, 136, 8208}, {9, 40, 2064}, {16, 72, 4112}};
+      // N = 8192 (512 tiles): more tiles than 3 wide CTAs per SM hold, so
+      // the 4-per-SM builds run (plain int8, transposed M ≤ 8) next to the
+      // 3-per-SM and deep ones (fp8 M = 9–16).
+      const int64_t decode[][3] = {{3, 136, 8208}, {9, 40, 2064}, {16, 72, 4112}, {5, 8192, 208}, {16, 8192, 208}};
       for (const auto& s : decode) cases.push_back({kernel, s[0], s[1], s[2]});
     }
   }

@@ -69,32 +69,36 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // 512 tiles on 396 CTAs), where either of its two shapes loses (skinny_gemm.cu:
 // "wide" leaves most SMs idle for the second round, "deep" streams ~20 %
 // slower), and 64×64 tiles fit in one wave (N ≤ 8448 at M ≤ 64).
-// At M ≤ 8 the transposed decode kernel's "wide" shape holds 4 CTAs per SM,
-// so N = 8192 is one round of 528 (never ragged on 132 SMs).
-constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+// Where the "wide" shape holds 4 CTAs per SM (the transposed M ≤ 8 kernels,
+// plain int8) N/16 tiles are at most 4·SMs wherever 64×64 tiles fit one
+// wave, so this holds only for fp8 at M = 9–16.
+constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count, bool fp8) {
   const int64_t tiles = (n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int64_t slots =
-      skinny_decode_wide_ctas_per_sm(m <= kSkinnyDecodeTransposedMaxM) * static_cast<int64_t>(sm_count);
+      skinny_decode_wide_ctas_per_sm(m <= kSkinnyDecodeTransposedMaxM, fp8) * static_cast<int64_t>(sm_count);
   return tiles > slots && 2 * tiles < 3 * slots && small_tiles_fit_one_wave(m, n, sm_count);
 }
 
-constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
+// `fp8`: the inputs are fp8 (the skinny kernel's wave rule depends on it;
+// fp8 with fast accumulation reads int8's table).
+constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count, bool fp8) {
   switch (waves) {
     case Waves::kAny: return true;
     case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
-    case Waves::kSkinnyRagged: return skinny_tiles_ragged(m, n, sm_count);
+    case Waves::kSkinnyRagged: return skinny_tiles_ragged(m, n, sm_count, fp8);
   }
   return false;
 }
 
 // The first rule of `rules` that holds for an M×N problem on `sm_count`
-// SMs, or nullptr (then the fallback runs).
+// SMs with int8 or fp8 inputs, or nullptr (then the fallback runs).
 template <size_t N>
-constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
+constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count,
+                                    bool fp8 = false) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count, fp8)) {
       return &rule;
     }
   }
@@ -110,12 +114,12 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M = 9–16 where the skinny kernel's tiles spread badly over its CTAs (N = 8192: 512 16-column "
-     "tiles on 396 CTAs) and 64×64 tiles fit one wave: 16×8192×8192 34.6 → 32.0 µs, 16×8192×28672 "
-     "107 → 92.0 (skinny's better shape → this tile, H100, bench/results/gemm-h100-skinny-split-"
-     "experiment.json). M ≤ 8 left this row at 986829f: the transposed kernel's 528 wide CTAs take "
-     "N = 8192 in one round, 1×8192×8192 34.6 → 28.9 µs, 1×8192×28672 96.7 → 86.6, fp8 34.5 → 29.2, "
-     "97.2 → 87.6 (bench/results/gemm-h100-skinny-wide4.json)",
+     "fp8 with fast accumulation (which reads this table) at M = 9–16 where the skinny kernel's tiles "
+     "spread badly over its 3 wide CTAs per SM (N = 8192: 512 16-column tiles on 396 CTAs) and 64×64 "
+     "tiles fit one wave (skinny_tiles_ragged): 16×8192×8192 36.4 → 31.9 µs, 16×8192×28672 114 → 92.2. "
+     "int8 left this row: M ≤ 8 at 986829f (the transposed kernel's 528 wide CTAs take N = 8192 in one "
+     "round: 1×8192×8192 34.6 → 28.9 µs, 1×8192×28672 96.7 → 86.6; bench/results/gemm-h100-skinny-"
+     "wide4.json), M = 9–16 when plain int8 got its 4-per-SM build (see docs/gemm.md)",
      Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny,
      "M ≤ 16 (decode): the persistent skinny kernel "

@@ -52,11 +52,12 @@ bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 
 // The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which
 // the dispatch table's skinny_tiles_ragged counts: 16-column tiles, and the
-// "wide" shape's resident CTAs (256 threads) per SM: 3, or up to 4 for the
-// transposed M ≤ 8 kernels (launch bound 4: ≤ 64 registers).
+// "wide" shape's resident CTAs (256 threads) per SM: 3, or up to 4 where a
+// build for 4 (launch bound 4: ≤ 64 registers) exists — the transposed
+// M ≤ 8 kernels and plain int8 (plain fp8 would spill 68 bytes).
 constexpr int kSkinnyDecodeColumns = 16;
 constexpr int kSkinnyDecodeWideCtasPerSm = 3;
-constexpr int skinny_decode_wide_ctas_per_sm(bool transposed) { return transposed ? 4 : 3; }
+constexpr int skinny_decode_wide_ctas_per_sm(bool transposed, bool fp8) { return transposed || !fp8 ? 4 : 3; }
 constexpr int64_t kSkinnyDecodeTransposedMaxM = 8;
 
 }  // namespace qgemm::detail

@@ -326,37 +326,50 @@ double balance(int64_t tiles, int64_t slots) {
 // H100 (docs/gemm.md): "wide" (2 chunks in flight per warp) streams best (85 %
 // of copy bandwidth at 1×28672×4096 vs 74 % for "deep"), "deep" (4 in
 // flight, 2 CTAs per SM) when the tile count splits much more evenly over
-// its fewer CTAs (e.g. N = 8192 on the plain kernels: 512 tiles on 264 vs
+// its fewer CTAs (e.g. N = 8192 with 3 wide CTAs per SM: 512 tiles on 264 vs
 // 396 CTAs: 2 tiles on most CTAs vs 2 on 116 and 1 on the rest, whose SMs
 // then idle). "deep" streams ~0.8× as fast per balanced tile.
-// "wide" runs 3 CTAs per SM (≤ 80 registers) — or, transposed (M ≤ 8, ≤ 64
-// registers), 4 where they split the tiles more evenly than 3 (N = 8192: 512
-// tiles in one round of 528; N = 57344: 3584 tiles on 528 / 396 CTAs,
-// 1×57344×8192 int8 164 against 174 µs) and 3 where not (N = 10240: 640
-// tiles, 1.2 rounds of 528 against 1.6 of 396).
+// "wide" runs 3 CTAs per SM, or 4 where they split the tiles more evenly
+// (N = 8192: 512 tiles in one round of 528; N = 57344: 3584 tiles on 528 /
+// 396 CTAs, 1×57344×8192 int8 164 against 174 µs; not at N = 10240: 640
+// tiles, 1.2 rounds of 528 against 1.6 of 396) and a build for 4 exists:
+// skinny_decode_wide_ctas_per_sm, kernels.h. The transposed kernels fit 4
+// in 64 registers either way; the plain int8 one has a second build for
+// them (64 registers, 12 bytes of spills, which cost 2–4 % where 3 run).
 // kTransposed (M ≤ 8): one 16-column MMA fragment and one 8-token tile
 // instead of one 16-token fragment and two 8-column tiles (file comment).
-template <bool kTransposed>
+template <bool kTransposed, bool kFp8>
 void launch_decode(const ScaledMmArgs& args) {
   constexpr double kDeepRate = 0.8;
   constexpr int kMFrags = 1, kNTiles = kTransposed ? 1 : kSkinnyDecodeColumns / 8;
-  constexpr int kWideCtas = kSkinnyDecodeWideCtasPerSm, kWideCtasMost = skinny_decode_wide_ctas_per_sm(kTransposed);
+  constexpr int kWideMost = skinny_decode_wide_ctas_per_sm(kTransposed, kFp8);
+  // The wide build for 3 per SM: the transposed kernels' only build.
+  constexpr int kWideThree = kTransposed ? kWideMost : kSkinnyDecodeWideCtasPerSm;
   static_assert((kTransposed ? 16 * kMFrags : 8 * kNTiles) == kSkinnyDecodeColumns, "the table's tile width");
-  const bool fp8 = args.input_dtype != DType::kInt8;
   const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
-  const int64_t wide_most =
-      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtasMost, true, kTransposed>>(device, 256, kWideCtasMost)
-          : persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideCtasMost, false, kTransposed>>(device, 256, kWideCtasMost);
-  const int64_t wide_slots = std::min<int64_t>(wide_most, int64_t{kWideCtas} * cuda_device_info(device).sm_count);
-  const int64_t deep_slots =
-      fp8 ? persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, true, kTransposed>>(device, 256, 2)
-          : persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, false, kTransposed>>(device, 256, 2);
-  const int64_t wide_ctas = balance(tiles, wide_most) > balance(tiles, wide_slots) ? wide_most : wide_slots;
-  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, wide_ctas)) {
-    launch<kMFrags, kNTiles, 4, 8, 2, kTransposed>(args, deep_slots);
+  const int64_t wide_most = persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideMost, kFp8, kTransposed>>(
+      device, 256, kWideMost);
+  const int64_t wide_three = std::min<int64_t>(
+      persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideThree, kFp8, kTransposed>>(device, 256, kWideThree),
+      int64_t{kSkinnyDecodeWideCtasPerSm} * cuda_device_info(device).sm_count);
+  const int64_t deep_slots = persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, kFp8, kTransposed>>(device, 256, 2);
+  const bool most = balance(tiles, wide_most) > balance(tiles, wide_three);
+  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, most ? wide_most : wide_three)) {
+    launch_kernel<kMFrags, kNTiles, 4, 8, 2, kFp8, kTransposed>(args, deep_slots);
+  } else if (most) {
+    launch_kernel<kMFrags, kNTiles, 2, 8, kWideMost, kFp8, kTransposed>(args, wide_most);
   } else {
-    launch<kMFrags, kNTiles, 2, 8, kWideCtasMost, kTransposed>(args, wide_ctas);
+    launch_kernel<kMFrags, kNTiles, 2, 8, kWideThree, kFp8, kTransposed>(args, wide_three);
+  }
+}
+
+template <bool kTransposed>
+void launch_decode(const ScaledMmArgs& args) {
+  if (args.input_dtype == DType::kInt8) {
+    launch_decode<kTransposed, false>(args);
+  } else {
+    launch_decode<kTransposed, true>(args);
   }
 }
 
