@@ -119,7 +119,8 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "tiles fit one wave (skinny_tiles_ragged): 16×8192×8192 36.4 → 31.9 µs, 16×8192×28672 114 → 92.2. "
      "int8 left this row: M ≤ 8 at 986829f (the transposed kernel's 528 wide CTAs take N = 8192 in one "
      "round: 1×8192×8192 34.6 → 28.9 µs, 1×8192×28672 96.7 → 86.6; bench/results/gemm-h100-skinny-"
-     "wide4.json), M = 9–16 when plain int8 got its 4-per-SM build (see docs/gemm.md)",
+     "wide4.json), M = 9–16 at 3c8e137 when plain int8 got its 4-per-SM build: 16×8192×8192 32.05 → "
+     "29.10 µs, 9×8192×28672 94.2 → 87.3 (bench/results/gemm-h100-skinny-int8-wide4-ab.json)",
      Waves::kSkinnyRagged},
     {16, 0, kAnyN, GemmKernel::kSkinny,
      "M ≤ 16 (decode): the persistent skinny kernel "
