@@ -82,6 +82,11 @@ __device__ __forceinline__ uint4 load16_streaming(const uint8_t* p, bool valid) 
 
 // One K chunk's registers: 16 bytes of each B column tile and of each A
 // row half (rows g and g + 8 of every 16-row fragment).
+// Output columns per CTA tile: the MMA's columns (8 per n8 tile), or its
+// rows (16 per fragment) when transposed.
+template <int kMFrags, int kNTiles, bool kTransposed>
+constexpr int kTileColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
+
 template <int kMFrags, int kNTiles>
 struct Chunk {
   uint4 b[kNTiles];
@@ -99,7 +104,7 @@ struct Chunk {
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(const ScaledMmArgs args) {
   constexpr int kThreads = kWarps * 32;
-  constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
+  constexpr int kColumns = kTileColumns<kMFrags, kNTiles, kTransposed>;
   // Token rows of the partial sums per reduction pass: plain, one 16-row
   // fragment at a time; transposed, all tokens at once.
   constexpr int kRows = kTransposed ? 8 * kNTiles : 16;
@@ -298,19 +303,20 @@ int64_t persistent_slots(int device, int threads, int max_per_sm) {
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 void launch_kernel(const ScaledMmArgs& args, int64_t ctas) {
   constexpr auto kernel = kKernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, kFp8, kTransposed>;
-  constexpr int kColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
+  constexpr int kColumns = kTileColumns<kMFrags, kNTiles, kTransposed>;
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t blocks = ctas > 0 ? std::min(tiles, ctas) : tiles;
   kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
-template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks = 1, bool kTransposed = false>
-void launch(const ScaledMmArgs& args, int64_t ctas) {
+// M = 17–64: one CTA per column tile of the plain kernel.
+template <int kMFrags, int kNTiles, int kDepth, int kWarps>
+void launch_per_tile(const ScaledMmArgs& args) {
   if (args.input_dtype == DType::kInt8) {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, false, kTransposed>(args, ctas);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, 1, false, false>(args, 0);
   } else {
-    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, kMinBlocks, true, kTransposed>(args, ctas);
+    launch_kernel<kMFrags, kNTiles, kDepth, kWarps, 1, true, false>(args, 0);
   }
 }
 
@@ -345,7 +351,7 @@ void launch_decode(const ScaledMmArgs& args) {
   constexpr int kWideMost = skinny_decode_wide_ctas_per_sm(kTransposed, kFp8);
   // The wide build for 3 per SM: the transposed kernels' only build.
   constexpr int kWideThree = kTransposed ? kWideMost : kSkinnyDecodeWideCtasPerSm;
-  static_assert((kTransposed ? 16 * kMFrags : 8 * kNTiles) == kSkinnyDecodeColumns, "the table's tile width");
+  static_assert(kTileColumns<kMFrags, kNTiles, kTransposed> == kSkinnyDecodeColumns, "the table's tile width");
   const int64_t tiles = (args.n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
   const int device = args.device.index;
   const int64_t wide_most = persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideMost, kFp8, kTransposed>>(
@@ -396,9 +402,9 @@ bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
   } else if (args.m <= 16) {
     launch_decode<false>(args);
   } else if (args.m <= 32) {
-    launch<2, 4, 2, 8>(args, 0);
+    launch_per_tile<2, 4, 2, 8>(args);
   } else {
-    launch<4, 4, 1, 8>(args, 0);
+    launch_per_tile<4, 4, 1, 8>(args);
   }
   return true;
 }

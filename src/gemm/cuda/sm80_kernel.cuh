@@ -116,11 +116,12 @@ struct Kernel {
 
 template <class Input, class Output>
 bool run_config(GemmKernel kernel, const ScaledMmArgs& args) {
+  constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
+  using LargeConfig = std::conditional_t<kInt8, Large, Fp8Large>;
+  using SmallConfig = std::conditional_t<kInt8, Small, Fp8Small>;
   switch (kernel) {
-    case GemmKernel::kSm80Large:
-      return Kernel<std::conditional_t<std::is_same_v<Input, int8_t>, Large, Fp8Large>, Input, Output>::run(args);
-    case GemmKernel::kSm80Small:
-      return Kernel<std::conditional_t<std::is_same_v<Input, int8_t>, Small, Fp8Small>, Input, Output>::run(args);
+    case GemmKernel::kSm80Large: return Kernel<LargeConfig, Input, Output>::run(args);
+    case GemmKernel::kSm80Small: return Kernel<SmallConfig, Input, Output>::run(args);
     default: return false;
   }
 }
