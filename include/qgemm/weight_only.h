@@ -48,6 +48,25 @@ void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView
                     int group_size, const std::optional<TensorView>& bias = std::nullopt,
                     Stream stream = nullptr);
 
+// The same with a workspace: scratch memory the CUDA kernels may use to
+// balance the tensor-core kernel's tiles over the SMs (stream-K: where the
+// output tiles split unevenly over the CTAs that fit on the GPU, every CTA
+// takes an equal share of the k loop and the split tiles' fp32 partial sums
+// meet in the workspace; the result is deterministic, and equal to the call
+// without a workspace up to the fp32 summation order). `workspace`: uint8,
+// contiguous, 16-byte aligned, on out's device, at least
+// weight_only_workspace_bytes(device) bytes; it needs no initialization
+// and holds nothing between calls, but calls that run at the same time (on
+// different streams) need workspaces of their own. The CPU backend ignores it.
+void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView& w,
+                    const TensorView& scales, const std::optional<TensorView>& offsets,
+                    int group_size, const std::optional<TensorView>& bias, const TensorView& workspace,
+                    Stream stream = nullptr);
+
+// Bytes of weight_only_mm's workspace on `device`: 128 KiB per SM and a
+// flag word per CTA (17.3 MB on a 132-SM H100); 0 on the CPU.
+int64_t weight_only_workspace_bytes(Device device);
+
 // Bytes of one 16-byte weight chunk: 32 int4 or 16 int8 elements along K.
 constexpr int64_t kWeightOnlyChunkBytes = 16;
 // The prepacked layout groups the weight into tiles of 16 rows × 64 bytes

@@ -12,7 +12,8 @@ events around single Python calls, so host overhead is included when it
 exceeds the kernel time. Medians of many runs after warm-up, with the inputs
 rotated over enough copies that the working set exceeds the L2 cache.
 Peers of the same computation: the eager PyTorch composite, torch.compile of
-that composite, and torch._scaled_mm for fp8 GEMMs. (add_rms_norm_quant's
+that composite, and torch._scaled_mm for fp8 GEMMs; for the fused ops also a
+copy of the same number of bytes, the floor of any one call of that size. (add_rms_norm_quant's
 residual grows with every call: timing only, the values are not checked.) A family is a list of
 cases, each with named peers (callables of the rotation index), so adding a
 family or a peer is one function. The JSON records the device, the commit
@@ -105,6 +106,17 @@ def compiled(torch: Any, fn: Callable[..., Any], enabled: bool) -> Optional[Call
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, 64)
     return torch.compile(fn, fullgraph=True, dynamic=False) if enabled else None
+
+
+def same_size_copy(torch: Any, bytes_moved: int, sets: int) -> Peer:
+    """A device-to-device copy of the bytes an op moves (half read, half
+    written), over its own rotated buffers: the floor for any single call of
+    that size, timed the same way as the peers it is quoted next to. Rounded
+    up to whole 256-byte blocks so that every rotated buffer is aligned."""
+    half = (bytes_moved // 2 + 255) // 256 * 256
+    src = [torch.empty(half, dtype=torch.uint8, device="cuda").random_(0, 256) for _ in range(sets)]
+    dst = [torch.empty(half, dtype=torch.uint8, device="cuda") for _ in range(sets)]
+    return lambda i: dst[i].copy_(src[i])
 
 
 # ---- gemm -------------------------------------------------------------------
@@ -263,6 +275,7 @@ def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
             case.peers["torch eager"] = lambda i, d=data, f=composite: f(*d[i])
             if compiled_composite is not None:
                 case.peers["torch.compile"] = lambda i, d=data, f=compiled_composite: f(*d[i])
+            case.peers["copy (same bytes)"] = same_size_copy(torch, set_bytes, sets)
             yield case
 
 

@@ -178,11 +178,19 @@ PrepackedShape weight_only_prepacked_shape(int64_t n, int64_t k, bool int4) {
   return shape;
 }
 
-void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView& w,
-                    const TensorView& scales, const std::optional<TensorView>& offsets,
-                    int group_size, const std::optional<TensorView>& bias, Stream stream) {
-  const detail::WeightOnlyArgs args =
-      validate(out, a, w, scales, offsets, group_size, bias, stream);
+int64_t weight_only_workspace_bytes(Device device) {
+  if (device.is_cpu()) return 0;
+#if QGEMM_WITH_CUDA
+  return detail::weight_only_workspace_bytes_cuda(device.index);
+#else
+  detail::check_backend_available(device, "weight_only_workspace_bytes");
+  return 0;
+#endif
+}
+
+namespace {
+
+void run(const detail::WeightOnlyArgs& args) {
   if (args.m == 0 || args.n == 0) return;
   if (args.device.is_cpu()) {
     detail::weight_only_mm_cpu(args);
@@ -191,6 +199,57 @@ void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView
 #if QGEMM_WITH_CUDA
   detail::weight_only_mm_cuda(args);
 #endif
+}
+
+// The workspace of weight_only_mm: uint8, contiguous, 16-byte aligned, on
+// out's device, at least weight_only_workspace_bytes(device) bytes, apart
+// from every other tensor of the call.
+void check_workspace(const TensorView& workspace, const TensorView& out, const TensorView& a,
+                     const TensorView& w, const TensorView& scales, const std::optional<TensorView>& offsets,
+                     const std::optional<TensorView>& bias) {
+  detail::check_dtype(workspace, "workspace", {DType::kUInt8});
+  detail::check_device(workspace, "workspace", out.device(), "out");
+  detail::check_rank(workspace, "workspace", 1);
+  if (workspace.size(0) > 1 && workspace.stride(0) != 1) {
+    fail(ErrorKind::kValue, "workspace: must be contiguous (stride 1), got stride " +
+                                std::to_string(workspace.stride(0)));
+  }
+  const int64_t needed = weight_only_workspace_bytes(out.device());
+  if (workspace.size(0) < needed) {
+    fail(ErrorKind::kValue, "workspace: needs at least weight_only_workspace_bytes(device) = " +
+                                std::to_string(needed) + " bytes, got " + std::to_string(workspace.size(0)));
+  }
+  if (workspace.size(0) == 0) return;
+  detail::check_not_null(workspace, "workspace");
+  if (reinterpret_cast<uintptr_t>(workspace.data()) % 16 != 0) {
+    fail(ErrorKind::kValue, "workspace: must be 16-byte aligned, got an address at offset " +
+                                std::to_string(reinterpret_cast<uintptr_t>(workspace.data()) % 16) + " from 16");
+  }
+  detail::check_no_overlap(workspace, "workspace", out, "out");
+  detail::check_no_overlap(workspace, "workspace", a, "a");
+  detail::check_no_overlap(workspace, "workspace", w, "w");
+  detail::check_no_overlap(workspace, "workspace", scales, "scales");
+  if (offsets) detail::check_no_overlap(workspace, "workspace", *offsets, "offsets");
+  if (bias) detail::check_no_overlap(workspace, "workspace", *bias, "bias");
+}
+
+}  // namespace
+
+void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView& w,
+                    const TensorView& scales, const std::optional<TensorView>& offsets,
+                    int group_size, const std::optional<TensorView>& bias, Stream stream) {
+  run(validate(out, a, w, scales, offsets, group_size, bias, stream));
+}
+
+void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView& w,
+                    const TensorView& scales, const std::optional<TensorView>& offsets,
+                    int group_size, const std::optional<TensorView>& bias, const TensorView& workspace,
+                    Stream stream) {
+  detail::WeightOnlyArgs args = validate(out, a, w, scales, offsets, group_size, bias, stream);
+  check_workspace(workspace, out, a, w, scales, offsets, bias);
+  args.workspace = workspace.size(0) > 0 ? workspace.data() : nullptr;
+  args.workspace_bytes = workspace.size(0);
+  run(args);
 }
 
 void weight_only_prepack(const TensorView& out, const TensorView& w, Stream stream) {

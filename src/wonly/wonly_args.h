@@ -50,6 +50,8 @@ struct WeightOnlyArgs {
   void* out = nullptr;         // [M,N] row-major, row stride ldo (elements)
   int64_t ldo = 0;
 
+  void* workspace = nullptr;  // optional scratch of the CUDA kernels (stream-K), or null
+  int64_t workspace_bytes = 0;
   Device device{};
   Stream stream = nullptr;
 

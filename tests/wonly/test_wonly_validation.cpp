@@ -59,6 +59,39 @@ TEST(WeightOnlyValidation, ValidArgumentsRun) {
   EXPECT_FALSE(per_channel.out_untouched());
 }
 
+// The workspace overload: the CPU backend needs no workspace
+// (weight_only_workspace_bytes = 0) and computes the same bits with one; a
+// workspace of the wrong dtype, rank or stride, on another device or
+// overlapping an input is refused (the GPU-only checks — size, alignment —
+// are in test_wonly_stream_k.cpp).
+TEST(WeightOnlyValidation, Workspace) {
+  EXPECT_EQ(weight_only_workspace_bytes(Device::cpu()), 0);
+  Args plain, with;
+  plain.run();
+  std::vector<uint8_t> scratch(64, 0xab);
+  auto run_with = [&](Args& x, const TensorView& ws) {
+    weight_only_mm(x.out, x.a, x.w, x.scales, x.offsets, x.group_size, x.bias, ws);
+  };
+  run_with(with, TensorView(scratch.data(), DType::kUInt8, {64}));
+  EXPECT_EQ(with.out_data, plain.out_data);
+  run_with(with, TensorView(scratch.data(), DType::kUInt8, {0}));  // empty: fine on the CPU
+
+  auto rejected = [&](const TensorView& ws, ErrorKind kind, const std::vector<std::string>& pieces) {
+    Args x;
+    expect_error([&] { run_with(x, ws); }, kind, pieces);
+    EXPECT_TRUE(x.out_untouched());
+  };
+  rejected(TensorView(scratch.data(), DType::kInt8, {64}), ErrorKind::kType, {"workspace", "uint8"});
+  rejected(TensorView(scratch.data(), DType::kUInt8, {8, 8}), ErrorKind::kValue, {"workspace", "1"});
+  rejected(TensorView::strided(scratch.data(), DType::kUInt8, {32}, {2}), ErrorKind::kValue,
+           {"workspace", "contiguous", "stride 2"});
+  rejected(TensorView(scratch.data(), DType::kUInt8, {64}, Device::cuda(0)), ErrorKind::kValue,
+           {"workspace", "device"});
+  Args overlap;
+  expect_error([&] { run_with(overlap, TensorView(overlap.out_data.data(), DType::kUInt8, {16})); },
+               ErrorKind::kValue, {"workspace", "overlap", "out"});
+}
+
 TEST(WeightOnlyValidation, WrongDtypes) {
   Args x;
   x.out = TensorView(x.params.data(), DType::kFloat32, {M, N});

@@ -16,6 +16,11 @@
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
 // speedup_vs_cublas_bf16 = cuBLAS time / this time.
 //
+// The table's calls pass a workspace (weight_only_workspace_bytes), so the
+// tensor-core kernel runs stream-K where its tiles split unevenly over the
+// SMs; for M > 16 each variant is timed again without one ("<impl>-no-workspace":
+// the data-parallel launch), in the same run.
+//
 // --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
 // onto every tensor-core kernel and tile, and for M ≤ 32 onto 16-token
 // decode launches (detail::WonlyKernelOverride): impl
@@ -79,6 +84,9 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
       {"qgemm-w8a16-channel", false, 0, false, false},
   };
+  const int64_t workspace_bytes = weight_only_workspace_bytes(gpu);
+  cuda::DeviceBuffer workspace(static_cast<size_t>(workspace_bytes));
+  const TensorView workspace_v(workspace.get(), DType::kUInt8, {workspace_bytes}, gpu);
   cublasHandle_t handle;
   check_cublas(cublasCreate(&handle), "cublasCreate");
   check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
@@ -176,6 +184,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const int group = var.group == 0 ? static_cast<int>(k) : var.group;
         const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
         const auto pre = weight_only_prepacked_shape(n, k, var.int4);
+        bool with_workspace = true;
         const auto call = [&](int i) {
           const int set = i % ws.sets;
           const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
@@ -186,12 +195,20 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           const TensorView s_v(ws.scales.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
           std::optional<TensorView> o_v;
           if (var.offsets) o_v = TensorView(ws.offsets.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
-          weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
+          if (with_workspace) {
+            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, workspace_v, stream);
+          } else {
+            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
+          }
         };
         auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
         const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
-        if (!sweep || m <= 16 || var.prepacked) continue;
+        if (m <= 16) continue;
+        with_workspace = false;
+        record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
+        with_workspace = true;
+        if (!sweep || var.prepacked) continue;
         struct Forced {
           detail::WonlyKernel kernel;
           int tile;

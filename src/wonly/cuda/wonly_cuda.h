@@ -10,6 +10,8 @@ namespace qgemm::detail {
 
 // Picks the kernel for M from the table in wonly_dispatch.cu and launches it.
 void weight_only_mm_cuda(const WeightOnlyArgs& args);
+// weight_only_workspace_bytes on CUDA device `device` (wonly_stream_k.h).
+int64_t weight_only_workspace_bytes_cuda(int device);
 void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t k,
                               int64_t ld_bytes, bool int4, Device device, Stream stream);
 
@@ -41,6 +43,24 @@ class WonlyKernelOverride {
   WonlyKernel previous_kernel_;
   int previous_tile_;
 };
+
+// For tests: while one is alive on a thread, wgmma launches of the 64- and
+// 256-token tiles that have a workspace run stream-K (wonly_stream_k.h) with
+// `ctas` CTAs (≥ 1, at most the kernel's resident CTAs: an error otherwise)
+// whatever the balance of their tiles; ctas = 0 turns stream-K off.
+class WonlyStreamKOverride {
+ public:
+  explicit WonlyStreamKOverride(int ctas);
+  ~WonlyStreamKOverride();
+  WonlyStreamKOverride(const WonlyStreamKOverride&) = delete;
+  WonlyStreamKOverride& operator=(const WonlyStreamKOverride&) = delete;
+
+ private:
+  int previous_;
+};
+
+// The live override's CTA count, or −1 (wonly_wgmma.cu).
+int stream_k_override_ctas();
 
 // The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // M ≤ 8·token_blocks

@@ -18,6 +18,7 @@
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
+#include "wonly/cuda/wonly_stream_k.h"
 
 namespace qgemm::detail {
 namespace {
@@ -138,6 +139,22 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
+
+int64_t weight_only_workspace_bytes_cuda(int device) {
+  const int64_t sms = cuda_device_info(device).sm_count;
+  return wonly::stream_k_workspace_bytes(4 * sms, wonly::kStreamKPartialBytesPerSm / 4);
+}
+
+namespace {
+thread_local int stream_k_override = -1;  // WonlyStreamKOverride; -1: none
+}  // namespace
+
+WonlyStreamKOverride::WonlyStreamKOverride(int ctas) : previous_(stream_k_override) {
+  if (ctas < 0) throw Error(ErrorKind::kValue, "WonlyStreamKOverride: ctas must be >= 0, got " + std::to_string(ctas));
+  stream_k_override = ctas;
+}
+WonlyStreamKOverride::~WonlyStreamKOverride() { stream_k_override = previous_; }
+int stream_k_override_ctas() { return stream_k_override; }
 
 WonlyKernelOverride::WonlyKernelOverride(WonlyKernel kernel, int tile)
     : previous_kernel_(override_kernel), previous_tile_(override_tile) {

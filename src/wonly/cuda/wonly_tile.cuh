@@ -256,16 +256,19 @@ __device__ __forceinline__ void reduce_and_store_split_k(const WeightOnlyArgs& a
 // share a weight tile run together (it comes from DRAM once per band) and a
 // band's activations stay in L2 while it sweeps the weight (`band_for`).
 // With band ≥ gridDim.x this is the plain order (blockIdx.x, blockIdx.y).
+// The stream-K kernel (wonly_stream_k.h) walks the same order by tile index.
 struct TileCoord {
   int64_t token_tile, row_tile;
-  __device__ explicit TileCoord(int band) {
-    const int64_t columns = gridDim.x, linear = blockIdx.x + columns * blockIdx.y;
-    const int64_t per_band = static_cast<int64_t>(band) * gridDim.y;
+  // Tile `linear` of `columns` token tiles × `rows` row tiles.
+  __device__ TileCoord(int64_t linear, int64_t columns, int64_t rows, int band) {
+    const int64_t per_band = static_cast<int64_t>(band) * rows;
     const int64_t first = linear / per_band * band, index = linear % per_band;
     const int64_t width = min(static_cast<int64_t>(band), columns - first);
     token_tile = first + index % width;
     row_tile = index / width;
   }
+  __device__ explicit TileCoord(int band)
+      : TileCoord(blockIdx.x + static_cast<int64_t>(gridDim.x) * blockIdx.y, gridDim.x, gridDim.y, band) {}
 };
 
 // Token tiles per band: as many as keep the band's activations (tokens × K,

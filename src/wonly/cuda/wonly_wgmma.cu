@@ -75,6 +75,7 @@
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_param_blocks.cuh"
+#include "wonly/cuda/wonly_stream_k.h"
 #include "wonly/cuda/wonly_tile.cuh"
 
 namespace qgemm::detail {
@@ -299,10 +300,56 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
   }
 }
 
-template <bool kBf16, bool kInt4, int kBM>
+// Stream-K (wonly_stream_k.h) for the 64- and 256-token tiles, as kernels
+// of their own (kStreamK) so that the data-parallel ones keep their code;
+// the 128-token tile has no registers to spare (127 of 128 at two CTAs per SM).
+template <int kBM>
+constexpr bool kHasStreamK = kBM != 128;
+
+// Stream-K's two epilogues. A non-owner part: this CTA's partial sums into
+// its slot, [register][thread] (consecutive threads, consecutive words), then
+// its flag (release: the slot's stores happen before it). The owner: for each
+// earlier part in CTA order, wait for its flag (acquire), then add its slot.
+__device__ __forceinline__ void flag_release(int* flag) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(1) : "memory");
+}
+__device__ __forceinline__ int flag_acquire(const int* flag) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+
+template <int kRegs>
+__device__ __forceinline__ void store_partial(const StreamKPlan& sk, int64_t cta, const float* flat) {
+  float* slot = sk.partials + cta * kRegs * kThreads + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) __stcg(slot + i * kThreads, flat[i]);
+  __syncthreads();  // every thread's stores, then the flag
+  if (threadIdx.x == 0) {
+    __threadfence();
+    flag_release(sk.flags + cta);
+  }
+}
+
+template <int kRegs>
+__device__ __forceinline__ void add_partials(const StreamKPlan& sk, int64_t first_cta, int64_t cta, float* flat) {
+  for (int64_t c = first_cta; c < cta; ++c) {
+    if (threadIdx.x == 0) {
+      while (flag_acquire(sk.flags + c) == 0) {
+      }
+    }
+    __syncthreads();  // thread 0's acquire orders everyone's loads after the slot's stores
+    const float* slot = sk.partials + c * kRegs * kThreads + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) flat[i] += __ldcg(slot + i * kThreads);
+  }
+}
+
+template <bool kBf16, bool kInt4, int kBM, bool kStreamK>
 __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band,
                                                                         const __grid_constant__ CUtensorMap act_map,
-                                                                        const __grid_constant__ CUtensorMap weight_map) {
+                                                                        const __grid_constant__ CUtensorMap weight_map,
+                                                                        const StreamKPlan sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   // The 64-token tile lets a tile's first-half wgmmas retire behind the next
@@ -326,14 +373,44 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   const int g = lane >> 2, t = lane & 3;
   const int warp_rows = 16 * warp;  // warpgroup warp / 4 owns rows 64·(warp / 4) + 0…63
   const uint32_t sel = gather_selector<kInt4>(t);
-  const TileCoord tile(band);
-  const int64_t token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
-  const SplitRange split(args.k);
-
   constexpr uint32_t kRingBytes = RingT::kRingBytes;
-  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
   const uint32_t bars = smem_address(smem) + kRingBytes + kParamBuffers * sizeof(ParamBuffer);  // 8 B each
   const bool producer = threadIdx.x == 0;
+  uint32_t phases = 0;  // bit s: the parity slot s's barrier completes next (kept across parts)
+  bool first_part = true;
+
+  // The parts this CTA computes: one tile (data-parallel; with a cluster
+  // split, its k range), or with stream-K its run of iterations [run_lo,
+  // run_end), walked from the end one tile at a time.
+  static_assert(!kStreamK || kHasStreamK<kBM>, "no stream-K build of this tile");
+  constexpr bool stream_k = kStreamK;
+  const int64_t run_lo = stream_k ? sk.begin(blockIdx.x) : 0;
+  int64_t run_end = stream_k ? sk.begin(blockIdx.x + 1) : 1;
+  for (;;) {
+  int64_t token_base, row_base, tile_start = 0;
+  int k_begin, k_end;
+  if (!stream_k) {
+    if (run_end == 0) break;
+    run_end = 0;
+    const TileCoord tile(band);
+    const SplitRange split(args.k);
+    token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
+    k_begin = split.begin, k_end = split.end;
+  } else {
+    if (run_end <= run_lo) break;
+    const int64_t tile_index = (run_end - 1) / sk.k_tiles;
+    tile_start = tile_index * sk.k_tiles;
+    const TileCoord tile(tile_index, sk.tiles_x, sk.tiles_y, band);
+    token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
+    k_begin = static_cast<int>(max(run_lo, tile_start) - tile_start);
+    k_end = static_cast<int>(run_end - tile_start);
+    run_end = tile_start + k_begin;
+  }
+  const struct {
+    int begin, end;
+  } split{k_begin, k_end};
+
+  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
   // The activations and weight bytes of k tile `k_tile` into ring slot
   // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
   // prepacked weight is 4-D (weight_map): of each row's 64 bytes per
@@ -351,11 +428,12 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * kRowBytes, static_cast<int>(row_base), bar);
     }
   };
-  if (producer) {
+  if (producer && first_part) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
+  first_part = false;
   // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).
   auto issue = [&](int k_tile, int into) {
     if (params.starts_block(k_tile, split.begin)) params.issue(k_tile);
@@ -367,7 +445,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     if (split.begin + s < split.end) issue(split.begin + s, s);
     cp_async_commit();  // empty groups keep the count uniform
   }
-  uint32_t phases = 0;  // bit s: the parity slot s's barrier completes next
   int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
   const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
 
@@ -458,7 +535,19 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     reduce_and_store_split_k<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
     return;
   }
+  if constexpr (kStreamK) {
+    if (stream_k && split.end < sk.k_tiles) {  // not the tile's last k tile: a partial for its owner
+      store_partial<kNB * 4>(sk, blockIdx.x, &acc[0][0][0]);
+      continue;
+    }
+    if (stream_k && split.begin > 0) add_partials<kNB * 4>(sk, sk.cta_of(tile_start), blockIdx.x, &acc[0][0][0]);
+  }
   store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
+  if (stream_k) {
+    __syncthreads();  // the output tile is read out before the next part's copies overwrite the ring
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  }
 #else
   (void)args;
   __trap();  // launched only on sm_90 (launch_wonly_wgmma's caller checks)
@@ -541,21 +630,56 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
   return map;
 }
 
+// The stream-K launch (wonly_stream_k.h), if the call has a workspace and
+// the rule (or WonlyStreamKOverride) picks it: a memset of the flags, then
+// one CTA per resident slot. Returns whether it launched.
+template <bool kBf16, bool kInt4, int kBM>
+bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, cudaStream_t stream) {
+  constexpr int bytes = Ring<kInt4, kBM>::kBytes;
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, true>;
+  constexpr int64_t kPartialBytes = int64_t{kBM / 2} * kThreads * 4;  // one CTA's accumulators
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);
+  StreamKPlan sk;
+  sk.k_tiles = static_cast<int>((args.k + kBK - 1) / kBK);
+  sk.tiles_x = tiles.x;
+  sk.tiles_y = tiles.y;
+  const int forced = stream_k_override_ctas();
+  sk.ctas = forced >= 0 ? forced
+                        : stream_k_ctas(sk.tiles_x * sk.tiles_y, sk.k_tiles, info.resident_ctas, 8, kPartialBytes,
+                                        args.workspace_bytes);
+  if (sk.ctas == 0) return false;
+  if (sk.ctas > info.resident_ctas || stream_k_workspace_bytes(sk.ctas, kPartialBytes) > args.workspace_bytes) {
+    throw Error(ErrorKind::kValue, "WonlyStreamKOverride: " + std::to_string(sk.ctas) +
+                                       " CTAs do not fit (resident: " + std::to_string(info.resident_ctas) +
+                                       ", workspace: " + std::to_string(args.workspace_bytes) + " bytes)");
+  }
+  sk.flags = static_cast<int*>(args.workspace);
+  sk.partials = reinterpret_cast<float*>(static_cast<char*>(args.workspace) + stream_k_flag_bytes(sk.ctas));
+  QGEMM_CUDA_CHECK(cudaMemsetAsync(sk.flags, 0, static_cast<size_t>(sk.ctas) * sizeof(int), stream));
+  kernel<<<sk.ctas, kThreads, bytes, stream>>>(args, band_for(kBM, args.k), activation_map(args, kBM),
+                                               weight_map(args), sk);
+  return true;
+}
+
 template <bool kBf16, bool kInt4, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int ring = Ring<kInt4, kBM>::kRingBytes;
   constexpr int bytes = Ring<kInt4, kBM>::kBytes;  // ring, params, mbarriers
   static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not what follows) holds the output tile");
   static_assert(kBM == 256 || 2 * (bytes + 1024) <= 228 * 1024, "two CTAs per SM fit in shared memory");
-  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM>;
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, false>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
   // Split K while the CTAs stay at most one per SM, keeping ≥ 8 k tiles per
   // split (split_k_factor_one_per_sm says why).
   const int splits = split_k_factor_one_per_sm(info, cuda_device_info(args.device.index).sm_count,
                                                static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
+  if constexpr (kHasStreamK<kBM>) {  // where the grid needs no cluster split (or a test forces it)
+    const bool candidate = splits == 1 || stream_k_override_ctas() > 0;
+    if (candidate && args.workspace != nullptr && launch_stream_k<kBf16, kInt4, kBM>(args, tiles, stream)) return;
+  }
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
-                 activation_map(args, kBM), weight_map(args));
+                 activation_map(args, kBM), weight_map(args), StreamKPlan{});
 }
 
 template <bool kBf16, bool kInt4>

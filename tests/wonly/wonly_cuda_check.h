@@ -1,0 +1,103 @@
+// wonly_cuda_check.h — the GPU side of the weight-only tests: a problem's
+// weight on the device (plain or prepacked) and the check of a GPU
+// weight_only_mm call against the CPU twin (test_wonly_cuda.cpp says how).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "qgemm/weight_only.h"
+#include "wonly/wonly_problem.h"
+
+namespace qgemm::test {
+
+inline const Device kGpu = Device::cuda(0);
+
+// The weight on the device, plain or prepacked, and its params.
+struct DeviceWeights {
+  std::unique_ptr<CudaBuffer> plain, packed, scales, offsets;
+  TensorView w_view;
+  DeviceWeights(const WonlyWeights& host, bool prepacked) {
+    plain = std::make_unique<CudaBuffer>(host.w);
+    w_view = host.w_view(plain->get(), 0, host.n, kGpu);
+    if (prepacked) {
+      const auto shape = weight_only_prepacked_shape(host.n, host.k, host.int4);
+      packed = std::make_unique<CudaBuffer>(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024));
+      const TensorView out(packed->get(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024}, kGpu);
+      weight_only_prepack(out, w_view);
+      w_view = out;
+    }
+    upload_params(host);
+  }
+  void upload_params(const WonlyWeights& host) {
+    scales = std::make_unique<CudaBuffer>(host.scales);
+    offsets = std::make_unique<CudaBuffer>(host.offsets);
+  }
+};
+
+// Runs case c on the GPU and checks columns in `blocks` ([first, count)) against the CPU twin.
+// With `workspace`, through weight_only_mm's workspace overload.
+inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWeights& dev,
+                const std::vector<std::pair<int64_t, int64_t>>& blocks, const TensorView* workspace = nullptr) {
+  auto rng = make_rng(static_cast<uint64_t>(c.m * 131 + c.n * 7 + c.k + c.group()));
+  WonlyActs x(c, rng);
+  CudaBuffer a(x.a), bias(x.bias), out(x.out.size() * 2);
+  out.poison();
+  const TensorView out_v = x.out_view(out.get(), c.n, x.ldo, kGpu), a_v = x.a_view(a.get(), kGpu);
+  const TensorView scales_v = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
+  const auto offsets_v = w.offsets_view(dev.offsets->get(), 0, c.n, kGpu);
+  const auto bias_v = x.bias_view(bias.get(), 0, c.n, kGpu);
+  if (workspace != nullptr) {
+    weight_only_mm(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v, *workspace);
+  } else {
+    weight_only_mm(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v);
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.name();
+  std::vector<uint16_t> gpu;
+  out.download(gpu);
+
+  int64_t unwritten = 0;  // every out[i, j] written, the row padding untouched
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < x.ldo; ++j) {
+      const bool nan = std::isnan(x.out_value(gpu, i, j, x.ldo));
+      if (j < c.n ? nan : gpu[i * x.ldo + j] != 0xffff) ++unwritten;
+    }
+  }
+  EXPECT_EQ(unwritten, 0) << c.name();
+
+  int64_t bad = 0;
+  for (const auto& [col0, cols] : blocks) {
+    std::vector<uint16_t> cpu(static_cast<size_t>(c.m * cols));
+    poison(cpu.data(), cpu.size() * 2);
+    weight_only_mm(x.out_view(cpu.data(), cols, cols), x.a_view(x.a.data()),
+                   w.w_view(w.w.data(), col0, cols), w.scales_view(w.scales.data(), col0, cols),
+                   w.offsets_view(w.offsets.data(), col0, cols), w.group,
+                   x.bias_view(x.bias.data(), col0, cols));
+    std::vector<double> w_hat(static_cast<size_t>(cols * c.k));
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t kk = 0; kk < c.k; ++kk) w_hat[j * c.k + kk] = std::fabs(w.w_hat(col0 + j, kk, c.dtype));
+    for (int64_t i = 0; i < c.m; ++i) {
+      std::vector<double> abs_a(c.k);
+      for (int64_t kk = 0; kk < c.k; ++kk) abs_a[kk] = std::fabs(x.a_value(i, kk));
+      for (int64_t j = 0; j < cols; ++j) {
+        double mag = std::fabs(x.bias_value(col0 + j));
+        for (int64_t kk = 0; kk < c.k; ++kk) mag += abs_a[kk] * w_hat[j * c.k + kk];
+        const double want = x.out_value(cpu, i, j, cols);
+        const double got = x.out_value(gpu, i, col0 + j, x.ldo);
+        const double tol = tolerance_between(want, mag, c.k, c.dtype);
+        if (!(std::fabs(got - want) <= tol) && bad++ < 5) {
+          ADD_FAILURE() << c.name() << ": gpu[" << i << "," << col0 + j << "] = " << got << ", cpu " << want << " ± " << tol;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << c.name();
+}
+
+}  // namespace qgemm::test
