@@ -150,11 +150,8 @@ TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_
 
 double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int warmup, int runs) {
   // Half an op's traffic is often an odd byte count (a static scale adds 4
-  // bytes to T·H·3, for example). Copied exactly, every rotated set but the
-  // first started at an odd address and cudaMemcpy took its unaligned path:
-  // two copies 0.03 % apart in size read 5.5 and 7.7 µs at 3 MB on the H100
-  // (fused-h100.json, 256x4096). So the copy is rounded up to whole
-  // 256-byte blocks.
+  // bytes to T·H·3); copied exactly, every rotated set but the first would
+  // start at an unaligned address. Rounded up to whole 256-byte blocks.
   bytes = (bytes + 255) / 256 * 256;
   const int sets = rotation_sets(2 * bytes);  // cold reads, as for the ops quoted against it
   DeviceBuffer src(bytes * sets), dst(bytes * sets);
