@@ -309,7 +309,7 @@ constexpr bool kHasStreamK = kBM != 128;
 // Stream-K's hand-over of a cut tile. A non-owner part ends by storing its
 // partial sums into its CTA's slot, [register][thread] (consecutive threads,
 // consecutive words), then raising its flag (release: the slot's stores
-// happen before it). The owner's part begins, for each earlier part in CTA
+// happen before it). The owner's part ends, for each earlier part in CTA
 // order, by waiting for its flag (acquire) and adding its slot.
 __device__ __forceinline__ void flag_release(int* flag) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(1) : "memory");
@@ -452,13 +452,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   float acc[1][kNB][4];
 #pragma unroll
   for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
-  if constexpr (kStreamK) {
-    // The owner of a cut tile starts from the earlier parts' sums (written
-    // at the start of their CTAs' runs), read while its first copies fly.
-    if (split.end == sk.k_tiles && split.begin > 0) {
-      add_partials<kNB * 4>(sk, sk.cta_of(tile_start), blockIdx.x, &acc[0][0][0]);
-    }
-  }
   uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
   ParamPairs par;               // rows g, g+8 of the current param block
   HalfWords half1;              // the second half's weight words, loaded with the first's
@@ -548,6 +541,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       store_partial<kNB * 4>(sk, blockIdx.x, &acc[0][0][0]);
       continue;
     }
+    if (stream_k && split.begin > 0) add_partials<kNB * 4>(sk, sk.cta_of(tile_start), blockIdx.x, &acc[0][0][0]);
   }
   store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
   if (stream_k) {
