@@ -175,26 +175,27 @@ def _register() -> None:
         return b.new_empty((b.shape[1],), dtype=torch.int32)
 
     # ---- weight-only ---------------------------------------------------
-    @custom_op("qgemm::weight_only_mm_out", mutates_args=("out",))
+    # workspace: scratch the kernel writes (declared mutated), or None.
+    @custom_op("qgemm::weight_only_mm_out", mutates_args=("out", "workspace"))
     def weight_only_mm_out(out: Tensor, a: Tensor, w: Tensor, scales: Tensor, offsets: Optional[Tensor],
-                           group_size: int, bias: Optional[Tensor]) -> None:
+                           group_size: int, bias: Optional[Tensor], workspace: Optional[Tensor] = None) -> None:
         _run(_qgemm.weight_only_mm, a, out=out, a=a, w=w, scales=scales, offsets=offsets, group_size=group_size,
-             bias=bias)
+             bias=bias, workspace=workspace)
 
     @weight_only_mm_out.register_fake
-    def _(out, a, w, scales, offsets, group_size, bias):
+    def _(out, a, w, scales, offsets, group_size, bias, workspace=None):
         return None
 
-    @custom_op("qgemm::weight_only_mm", mutates_args=())
+    @custom_op("qgemm::weight_only_mm", mutates_args=("workspace",))
     def weight_only_mm(a: Tensor, w: Tensor, scales: Tensor, offsets: Optional[Tensor], group_size: int,
-                       bias: Optional[Tensor]) -> Tensor:
+                       bias: Optional[Tensor], workspace: Optional[Tensor] = None) -> Tensor:
         out = torch.empty((a.shape[0], scales.shape[0]), dtype=a.dtype, device=a.device)
         _run(_qgemm.weight_only_mm, a, out=out, a=a, w=w, scales=scales, offsets=offsets, group_size=group_size,
-             bias=bias)
+             bias=bias, workspace=workspace)
         return out
 
     @weight_only_mm.register_fake
-    def _(a, w, scales, offsets, group_size, bias):
+    def _(a, w, scales, offsets, group_size, bias, workspace=None):
         return a.new_empty((a.shape[0], scales.shape[0]))
 
     @custom_op("qgemm::weight_only_prepack", mutates_args=())

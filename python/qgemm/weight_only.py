@@ -23,22 +23,50 @@ def _group_size(a: Any, group_size: Optional[int]) -> int:
 
 
 def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size: Optional[int] = None,
-                   bias: Any = None, *, out: Any = None, stream: Any = None) -> Any:
-    """out = a · ŵᵀ + bias; N is read from scales ([N, groups] or [N])."""
+                   bias: Any = None, *, out: Any = None, workspace: Any = None, stream: Any = None) -> Any:
+    """out = a · ŵᵀ + bias; N is read from scales ([N, groups] or [N]).
+
+    workspace: optional uint8 scratch of at least
+    weight_only_workspace_bytes(device) bytes on a's device, with which the
+    CUDA tensor-core kernel balances its tiles over the SMs (stream-K; the
+    same result up to the fp32 summation order). Reuse one per device and
+    stream; it needs no initialization."""
     _arrays.require(a, "a")
     group = _group_size(a, group_size)
     if _torch_ops.use_torch_op(a, stream):
         if out is None:
-            return _torch_ops.ops(a).weight_only_mm(a, w, scales, offsets, group, bias)
-        _torch_ops.ops(a).weight_only_mm_out(out, a, w, scales, offsets, group, bias)
+            return _torch_ops.ops(a).weight_only_mm(a, w, scales, offsets, group, bias, workspace)
+        _torch_ops.ops(a).weight_only_mm_out(out, a, w, scales, offsets, group, bias, workspace)
         return out
     if out is None:
         _arrays.require(scales, "scales")
         out = _arrays.empty(a, (int(a.shape[0]), int(scales.shape[0])), _arrays.dtype_name(a))
     _qgemm.weight_only_mm(out=_arrays.to_arg(out), a=_arrays.to_arg(a), w=_arrays.to_arg(w),
                           scales=_arrays.to_arg(scales), offsets=_arrays.to_arg(offsets), group_size=group,
-                          bias=_arrays.to_arg(bias), stream=_arrays.stream_for(a, stream))
+                          bias=_arrays.to_arg(bias), workspace=_arrays.to_arg(workspace),
+                          stream=_arrays.stream_for(a, stream))
     return out
+
+
+def weight_only_workspace_bytes(device: Any = None) -> int:
+    """Bytes of weight_only_mm's workspace on `device`: a CUDA device index,
+    a torch.device / "cuda:N" / "cpu" (None or "cpu": 0, the CPU needs none)."""
+    if device is None:
+        return 0
+    if not isinstance(device, int):
+        text = str(device)
+        if text == "cpu":
+            return 0
+        if text == "cuda":
+            index = 0
+        elif text.startswith("cuda:"):
+            index = int(text.split(":", 1)[1])
+        else:
+            raise ValueError(f"device: expected a CUDA index, 'cuda[:N]' or 'cpu', got {device!r}")
+        device = index
+    if device < 0:
+        raise ValueError(f"device: expected a CUDA device index >= 0, got {device}")
+    return int(_qgemm.weight_only_workspace_bytes(device))
 
 
 def weight_only_prepacked_shape(n: int, k: int, int4: bool) -> Tuple[int, int, int]:

@@ -61,3 +61,20 @@ def test_weight_only_errors(rng):
                              out=np.empty((2, 4), np.float16))
     with pytest.raises(ValueError, match=r"group_size"):
         qgemm.weight_only_mm(a, np.zeros((4, 32), np.int8), np.ones((4, 2), np.float32), None, 7)
+
+
+def test_workspace_on_the_cpu(rng):
+    # The CPU backend needs no workspace (0 bytes) and gives the same bits with one; a bad one is refused.
+    assert qgemm.weight_only_workspace_bytes() == qgemm.weight_only_workspace_bytes("cpu") == 0
+    a = rng.standard_normal((3, 64)).astype(np.float16)
+    q = rng.integers(-128, 128, (8, 64), dtype=np.int8)
+    scales = rng.uniform(1e-3, 1e-2, 8).astype(np.float32)
+    plain = qgemm.weight_only_mm(a, q, scales)
+    scratch = np.full(256, 0xAB, np.uint8)
+    np.testing.assert_array_equal(qgemm.weight_only_mm(a, q, scales, workspace=scratch), plain)
+    with pytest.raises(TypeError, match=r"^workspace: .*uint8"):
+        qgemm.weight_only_mm(a, q, scales, workspace=np.zeros(16, np.int8))
+    with pytest.raises(ValueError, match=r"^workspace: .*contiguous"):
+        qgemm.weight_only_mm(a, q, scales, workspace=scratch[::2])
+    with pytest.raises(ValueError, match=r"device"):
+        qgemm.weight_only_workspace_bytes("tpu")
