@@ -87,6 +87,26 @@ def test_weight_only_mm(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_weight_only_mm_workspace(device):
+    # 256 × 28672 × 1024 runs the tensor-core kernel's stream-K on an H100 (224 tiles on 132 SMs): the same
+    # result as without a workspace up to the fp32 summation order, and the same bits from call to call.
+    g = torch.Generator().manual_seed(6)
+    m, n, k = (256, 28672, 1024) if device == "cuda" else (5, 64, 256)
+    a = torch.randn(m, k, generator=g).bfloat16().to(device)
+    packed = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=g).to(device)
+    scales = (torch.rand(n, k // 128, generator=g) * 0.01).to(device)
+    workspace = torch.empty(qgemm.weight_only_workspace_bytes(a.device), dtype=torch.uint8, device=device)
+    plain = qgemm.weight_only_mm(a, packed, scales, None, 128)
+    first = qgemm.weight_only_mm(a, packed, scales, None, 128, workspace=workspace)
+    second = qgemm.weight_only_mm(a, packed, scales, None, 128, workspace=workspace)
+    torch.testing.assert_close(first, plain, rtol=2**-7, atol=1e-2)
+    assert torch.equal(first, second)
+    out = torch.empty_like(first)
+    qgemm.weight_only_mm(a, packed, scales, None, 128, out=out, workspace=workspace)
+    assert torch.equal(out, first)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_fused_and_weight_only(device):
     g = torch.Generator().manual_seed(4)
     x = torch.randn(4, 64, generator=g).to(device)
@@ -105,6 +125,9 @@ def test_opcheck_fused_and_weight_only(device):
         (ops.bias_gelu_quant, (x, None, "tanh", torch.int8, "per_token", True, True, None, None)),
         (ops.rms_norm_quant_out, (q, s, None, x, w, 1e-6, "per_token", False)),
         (ops.weight_only_mm, (a, w8, torch.rand(32, device=device), None, 64, None)),
+        (ops.weight_only_mm, (a, w8, torch.rand(32, device=device), None, 64, None,
+                              torch.empty(qgemm.weight_only_workspace_bytes(a.device), dtype=torch.uint8,
+                                          device=device))),
         (ops.weight_only_prepack, (w8,)),
     ]
     for op, args in cases:
