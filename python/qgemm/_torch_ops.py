@@ -175,27 +175,29 @@ def _register() -> None:
         return b.new_empty((b.shape[1],), dtype=torch.int32)
 
     # ---- weight-only ---------------------------------------------------
-    # workspace: scratch the kernel writes (declared mutated), or None.
+    # workspace: scratch the kernel writes (declared mutated), or None. No
+    # default: torch's in-place bookkeeping indexes a mutated argument by
+    # position, so it must always be passed.
     @custom_op("qgemm::weight_only_mm_out", mutates_args=("out", "workspace"))
     def weight_only_mm_out(out: Tensor, a: Tensor, w: Tensor, scales: Tensor, offsets: Optional[Tensor],
-                           group_size: int, bias: Optional[Tensor], workspace: Optional[Tensor] = None) -> None:
+                           group_size: int, bias: Optional[Tensor], workspace: Optional[Tensor]) -> None:
         _run(_qgemm.weight_only_mm, a, out=out, a=a, w=w, scales=scales, offsets=offsets, group_size=group_size,
              bias=bias, workspace=workspace)
 
     @weight_only_mm_out.register_fake
-    def _(out, a, w, scales, offsets, group_size, bias, workspace=None):
+    def _(out, a, w, scales, offsets, group_size, bias, workspace):
         return None
 
     @custom_op("qgemm::weight_only_mm", mutates_args=("workspace",))
     def weight_only_mm(a: Tensor, w: Tensor, scales: Tensor, offsets: Optional[Tensor], group_size: int,
-                       bias: Optional[Tensor], workspace: Optional[Tensor] = None) -> Tensor:
+                       bias: Optional[Tensor], workspace: Optional[Tensor]) -> Tensor:
         out = torch.empty((a.shape[0], scales.shape[0]), dtype=a.dtype, device=a.device)
         _run(_qgemm.weight_only_mm, a, out=out, a=a, w=w, scales=scales, offsets=offsets, group_size=group_size,
              bias=bias, workspace=workspace)
         return out
 
     @weight_only_mm.register_fake
-    def _(a, w, scales, offsets, group_size, bias, workspace=None):
+    def _(a, w, scales, offsets, group_size, bias, workspace):
         return a.new_empty((a.shape[0], scales.shape[0]))
 
     @custom_op("qgemm::weight_only_prepack", mutates_args=())

@@ -124,7 +124,7 @@ def test_opcheck_fused_and_weight_only(device):
                                   None)),
         (ops.bias_gelu_quant, (x, None, "tanh", torch.int8, "per_token", True, True, None, None)),
         (ops.rms_norm_quant_out, (q, s, None, x, w, 1e-6, "per_token", False)),
-        (ops.weight_only_mm, (a, w8, torch.rand(32, device=device), None, 64, None)),
+        (ops.weight_only_mm, (a, w8, torch.rand(32, device=device), None, 64, None, None)),
         (ops.weight_only_mm, (a, w8, torch.rand(32, device=device), None, 64, None,
                               torch.empty(qgemm.weight_only_workspace_bytes(a.device), dtype=torch.uint8,
                                           device=device))),
