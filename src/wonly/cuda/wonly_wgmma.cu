@@ -384,170 +384,169 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   // split, its k range), or with stream-K its run of iterations [run_lo,
   // run_end), walked from the end one tile at a time.
   static_assert(!kStreamK || kHasStreamK<kBM>, "no stream-K build of this tile");
-  constexpr bool stream_k = kStreamK;
-  const int64_t run_lo = stream_k ? sk.begin(blockIdx.x) : 0;
-  int64_t run_end = stream_k ? sk.begin(blockIdx.x + 1) : 1;
+  const int64_t run_lo = kStreamK ? sk.begin(blockIdx.x) : 0;
+  int64_t run_end = kStreamK ? sk.begin(blockIdx.x + 1) : 1;  // data-parallel: 1, then 0 after its one part
   for (;;) {
-  int64_t token_base, row_base, tile_start = 0;
-  int k_begin, k_end;
-  if (!stream_k) {
-    if (run_end == 0) break;
-    run_end = 0;
-    const TileCoord tile(band);
-    const SplitRange split(args.k);
-    token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
-    k_begin = split.begin, k_end = split.end;
-  } else {
-    if (run_end <= run_lo) break;
-    const int64_t tile_index = (run_end - 1) / sk.k_tiles;
-    tile_start = tile_index * sk.k_tiles;
-    const TileCoord tile(tile_index, sk.tiles_x, sk.tiles_y, band);
-    token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
-    k_begin = static_cast<int>(max(run_lo, tile_start) - tile_start);
-    k_end = static_cast<int>(run_end - tile_start);
-    run_end = tile_start + k_begin;
-  }
-  const struct {
-    int begin, end;
-  } split{k_begin, k_end};
-
-  const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
-  // The activations and weight bytes of k tile `k_tile` into ring slot
-  // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
-  // prepacked weight is 4-D (weight_map): of each row's 64 bytes per
-  // prepacked k block (128 int4 | 64 int8 k), the tile's 32 | 64 × 16 rows ×
-  // 1 k block × 8 row blocks.
-  auto load_tile = [&](int k_tile, int into) {
-    const uint32_t bar = bars + 8 * into;
-    mbarrier_expect_bytes(bar, static_cast<uint32_t>(sizeof(StageT)));
-    tma_load_2d(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base), bar);
-    constexpr int kRowBytes = StageT::kRawBytes;
-    if (args.prepacked) {
-      const int x = kInt4 ? (k_tile & 1) * 32 : 0, block = kInt4 ? k_tile >> 1 : k_tile;
-      tma_load_4d(smem_address(stages[into].raw), weight_map, x, 0, block, static_cast<int>(row_base / 16), bar);
+    int64_t token_base, row_base, tile_start = 0;
+    int k_begin, k_end;
+    if constexpr (!kStreamK) {
+      if (run_end == 0) break;
+      run_end = 0;
+      const TileCoord tile(band);
+      const SplitRange split(args.k);
+      token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
+      k_begin = split.begin, k_end = split.end;
     } else {
-      tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * kRowBytes, static_cast<int>(row_base), bar);
+      if (run_end <= run_lo) break;
+      const int64_t tile_index = (run_end - 1) / sk.k_tiles;
+      tile_start = tile_index * sk.k_tiles;
+      const TileCoord tile(tile_index, sk.tiles_x, sk.tiles_y, band);
+      token_base = tile.token_tile * kBM, row_base = tile.row_tile * kBN;
+      k_begin = static_cast<int>(max(run_lo, tile_start) - tile_start);
+      k_end = static_cast<int>(run_end - tile_start);
+      run_end = tile_start + k_begin;
     }
-  };
-  if (producer && first_part) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
-  }
-  first_part = false;
-  // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).
-  auto issue = [&](int k_tile, int into) {
-    if (params.starts_block(k_tile, split.begin)) params.issue(k_tile);
-    if (producer) load_tile(k_tile, into);
-  };
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < kStages - 2; ++s) {
-    if (split.begin + s < split.end) issue(split.begin + s, s);
-    cp_async_commit();  // empty groups keep the count uniform
-  }
-  int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
-  const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
+    const struct {
+      int begin, end;
+    } split{k_begin, k_end};
 
-  float acc[1][kNB][4];
-#pragma unroll
-  for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
-  uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
-  ParamPairs par;               // rows g, g+8 of the current param block
-  HalfWords half1;              // the second half's weight words, loaded with the first's
-  uint64_t desc = desc0;        // the current tile's activations
-  // Tile kt up to its first half's wgmmas. On entry the previous tile's two
-  // groups may be pending (kRetireLate): the first wait lets its first half
-  // (a0) retire only now, after the barrier, the mbarrier and the shared
-  // loads, so that its latency hides behind them. On exit one group, this
-  // tile's first half, is pending.
-  auto first_half = [&](int kt) {
-    cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
-    __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
-    const StageT& stage = stages[slot];
-    desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(StageT) >> 4);
-    mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations and weight bytes have landed
-    phases ^= 1u << slot;
-    slot = slot + 1 == kStages ? 0 : slot + 1;
-    // All of the tile's shared loads go first and the next tile's copies
-    // only after the first wgmmas: queued behind the copies, the loads
-    // stalled the warps (ncu: 18 % of the stall samples on the first use of
-    // a weight chunk).
-    HalfWords half0;
-    load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
-    if (params.starts_block(kt, split.begin)) {
-      load_params<kBf16>(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
-                  warp_rows + g, par);
-    }
-    load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
-
-    if constexpr (kRetireLate) {
-      cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
-      fence_accumulators(acc);
-    }
-    dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
-    fence_accumulators(acc);
-    cute::warpgroup_arrive();
-    Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
-    Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
-    cute::warpgroup_commit_batch();
-    if (kt + kStages - 2 < split.end) issue(kt + kStages - 2, load_slot);
-    cp_async_commit();
-    load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
-    cute::warpgroup_wait<1>();  // the previous tile's second half is done: a1 is free
-    fence_accumulators(acc);
-  };
-  // Tile kt's second half. With kRetireLate its wgmmas and the first half's
-  // are left pending (two groups on exit), otherwise the first half's
-  // retire here (one group).
-  auto second_half = [&](int kt) {
-    dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, a1);
-    cute::warpgroup_arrive();
-    Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
-    Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
-    cute::warpgroup_commit_batch();
-    if constexpr (!kRetireLate) {
-      cute::warpgroup_wait<1>();  // the first half is done: a0 is free
-      fence_accumulators(acc);
-    }
-  };
-  if constexpr (kRetireLate) {
-    // Rotated so that one group is pending at the loop's back edge (with
-    // two, ptxas serializes the wgmmas: C7513).
-    if (split.begin < split.end) {
-      first_half(split.begin);
-      for (int kt = split.begin; kt + 1 < split.end; ++kt) {
-        second_half(kt);
-        first_half(kt + 1);
+    const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
+    // The activations and weight bytes of k tile `k_tile` into ring slot
+    // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
+    // prepacked weight is 4-D (weight_map): of each row's 64 bytes per
+    // prepacked k block (128 int4 | 64 int8 k), the tile's 32 | 64 × 16 rows ×
+    // 1 k block × 8 row blocks.
+    auto load_tile = [&](int k_tile, int into) {
+      const uint32_t bar = bars + 8 * into;
+      mbarrier_expect_bytes(bar, static_cast<uint32_t>(sizeof(StageT)));
+      tma_load_2d(smem_address(stages[into].act), act_map, k_tile * kBK, static_cast<int>(token_base), bar);
+      constexpr int kRowBytes = StageT::kRawBytes;
+      if (args.prepacked) {
+        const int x = kInt4 ? (k_tile & 1) * 32 : 0, block = kInt4 ? k_tile >> 1 : k_tile;
+        tma_load_4d(smem_address(stages[into].raw), weight_map, x, 0, block, static_cast<int>(row_base / 16), bar);
+      } else {
+        tma_load_2d(smem_address(stages[into].raw), weight_map, k_tile * kRowBytes, static_cast<int>(row_base), bar);
       }
-      second_half(split.end - 1);
+    };
+    if (producer && first_part) {
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
     }
-  } else {
-    for (int kt = split.begin; kt < split.end; ++kt) {
-      first_half(kt);
-      second_half(kt);
+    first_part = false;
+    // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).
+    auto issue = [&](int k_tile, int into) {
+      if (params.starts_block(k_tile, split.begin)) params.issue(k_tile);
+      if (producer) load_tile(k_tile, into);
+    };
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < kStages - 2; ++s) {
+      if (split.begin + s < split.end) issue(split.begin + s, s);
+      cp_async_commit();  // empty groups keep the count uniform
     }
-  }
-  cute::warpgroup_wait<0>();
-  fence_accumulators(acc);
-  cp_async_wait<0>();
-  __syncthreads();  // the ring is free: it becomes the output tile
-  if (gridDim.z > 1) {
-    reduce_and_store_split_k<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
-    return;
-  }
-  if constexpr (kStreamK) {
-    if (stream_k && split.end < sk.k_tiles) {  // not the tile's last k tile: a partial for its owner
-      store_partial<kNB * 4>(sk, blockIdx.x, &acc[0][0][0]);
-      continue;
+    int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
+    const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
+
+    float acc[1][kNB][4];
+#pragma unroll
+    for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
+    uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
+    ParamPairs par;               // rows g, g+8 of the current param block
+    HalfWords half1;              // the second half's weight words, loaded with the first's
+    uint64_t desc = desc0;        // the current tile's activations
+    // Tile kt up to its first half's wgmmas. On entry the previous tile's two
+    // groups may be pending (kRetireLate): the first wait lets its first half
+    // (a0) retire only now, after the barrier, the mbarrier and the shared
+    // loads, so that its latency hides behind them. On exit one group, this
+    // tile's first half, is pending.
+    auto first_half = [&](int kt) {
+      cp_async_wait<kStages - 3>();  // this thread's param copies up to tile kt have landed
+      __syncthreads();               // everyone's have, and tile kt − 2's wgmmas are done
+      const StageT& stage = stages[slot];
+      desc = desc0 + static_cast<uint64_t>(slot) * (sizeof(StageT) >> 4);
+      mbarrier_wait(bars + 8 * slot, (phases >> slot) & 1u);  // the activations and weight bytes have landed
+      phases ^= 1u << slot;
+      slot = slot + 1 == kStages ? 0 : slot + 1;
+      // All of the tile's shared loads go first and the next tile's copies
+      // only after the first wgmmas: queued behind the copies, the loads
+      // stalled the warps (ncu: 18 % of the stall samples on the first use of
+      // a weight chunk).
+      HalfWords half0;
+      load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
+      if (params.starts_block(kt, split.begin)) {
+        load_params<kBf16>(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
+                    warp_rows + g, par);
+      }
+      load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
+
+      if constexpr (kRetireLate) {
+        cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
+        fence_accumulators(acc);
+      }
+      dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
+      fence_accumulators(acc);
+      cute::warpgroup_arrive();
+      Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
+      Wgmma<kBf16, kBM>::run(a0[1], desc + 2, &acc[0][0][0]);
+      cute::warpgroup_commit_batch();
+      if (kt + kStages - 2 < split.end) issue(kt + kStages - 2, load_slot);
+      cp_async_commit();
+      load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
+      cute::warpgroup_wait<1>();  // the previous tile's second half is done: a1 is free
+      fence_accumulators(acc);
+    };
+    // Tile kt's second half. With kRetireLate its wgmmas and the first half's
+    // are left pending (two groups on exit), otherwise the first half's
+    // retire here (one group).
+    auto second_half = [&](int kt) {
+      dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, a1);
+      cute::warpgroup_arrive();
+      Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
+      Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
+      cute::warpgroup_commit_batch();
+      if constexpr (!kRetireLate) {
+        cute::warpgroup_wait<1>();  // the first half is done: a0 is free
+        fence_accumulators(acc);
+      }
+    };
+    if constexpr (kRetireLate) {
+      // Rotated so that one group is pending at the loop's back edge (with
+      // two, ptxas serializes the wgmmas: C7513).
+      if (split.begin < split.end) {
+        first_half(split.begin);
+        for (int kt = split.begin; kt + 1 < split.end; ++kt) {
+          second_half(kt);
+          first_half(kt + 1);
+        }
+        second_half(split.end - 1);
+      }
+    } else {
+      for (int kt = split.begin; kt < split.end; ++kt) {
+        first_half(kt);
+        second_half(kt);
+      }
     }
-    if (stream_k && split.begin > 0) add_partials<kNB * 4>(sk, sk.cta_of(tile_start), blockIdx.x, &acc[0][0][0]);
-  }
-  store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
-  if (stream_k) {
-    __syncthreads();  // the output tile is read out before the next part's copies overwrite the ring
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
+    cute::warpgroup_wait<0>();
+    fence_accumulators(acc);
+    cp_async_wait<0>();
+    __syncthreads();  // the ring is free: it becomes the output tile
+    if (gridDim.z > 1) {
+      reduce_and_store_split_k<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
+      return;
+    }
+    if constexpr (kStreamK) {
+      if (split.end < sk.k_tiles) {  // not the tile's last k tile: a partial for its owner
+        store_partial<kNB * 4>(sk, blockIdx.x, &acc[0][0][0]);
+        continue;
+      }
+      if (split.begin > 0) add_partials<kNB * 4>(sk, sk.cta_of(tile_start), blockIdx.x, &acc[0][0][0]);
+    }
+    store_tile<kBf16, kBM, 1, kNB>(args, acc, smem, token_base, row_base, warp_rows, 0, g, t);
+    if constexpr (kStreamK) {
+      __syncthreads();  // the output tile is read out before the next part's copies overwrite the ring
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
   }
 #else
   (void)args;
@@ -648,7 +647,7 @@ bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, cudaStream_t stream
   sk.ctas = forced >= 0 ? forced
                         : stream_k_ctas(sk.tiles_x * sk.tiles_y, sk.k_tiles, info.resident_ctas, 8, kPartialBytes,
                                         args.workspace_bytes);
-  if (sk.ctas == 0) return false;
+  if (sk.ctas == 0 || sk.iterations() > (int64_t{1} << 40)) return false;  // (begin(c) stays within 64 bits)
   if (sk.ctas > info.resident_ctas || stream_k_workspace_bytes(sk.ctas, kPartialBytes) > args.workspace_bytes) {
     throw Error(ErrorKind::kValue, "WonlyStreamKOverride: " + std::to_string(sk.ctas) +
                                        " CTAs do not fit (resident: " + std::to_string(info.resident_ctas) +
