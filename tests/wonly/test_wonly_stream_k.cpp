@@ -66,6 +66,11 @@ TEST(WeightOnlyStreamKPlan, RulePicksRaggedGrids) {
   EXPECT_EQ(stream_k_ctas(264, 128, 132, 8, kPartial256, kWorkspace), 0);
   EXPECT_EQ(stream_k_ctas(100, 4, 132, 8, kPartial256, kWorkspace), 0);
   EXPECT_EQ(stream_k_ctas(224, 128, 132, 8, kPartial256, kWorkspace / 2), 0);
+  // In place of a cluster split of ≥ 4: one CTA per SM, given 8 k tiles per CTA and the workspace.
+  using detail::wonly::stream_k_ctas_small_grid;
+  EXPECT_EQ(stream_k_ctas_small_grid(172, 32, 132, 8, kPartial64, kWorkspace), 132);  // M = 64 on (4096, 11008)
+  EXPECT_EQ(stream_k_ctas_small_grid(16, 32, 132, 8, kPartial64, kWorkspace), 0);    // 512 k tiles: under 8 each
+  EXPECT_EQ(stream_k_ctas_small_grid(172, 32, 132, 8, kPartial64, 1000), 0);
 }
 
 class WeightOnlyStreamK : public ::testing::Test {
@@ -111,6 +116,25 @@ TEST_F(WeightOnlyStreamK, ForcedCtasMatchCpu) {
           }
         }
       }
+    }
+  }
+}
+
+// The rule's own choice on grids a cluster split of 8 would serve (8 row
+// tiles, 256 k tiles: stream-K over one CTA per SM, tiles cut between ~17
+// CTAs), against the CPU twin.
+TEST_F(WeightOnlyStreamK, SmallGridRuleMatchesCpu) {
+  int index = 0;
+  for (bool int4 : {true, false}) {
+    for (int64_t m : {48, 64}) {
+      WonlyCase c;
+      c.m = m, c.n = 1000, c.k = 16384, c.int4 = int4, c.group_size = int4 ? 128 : 0;
+      c.offsets = index % 2 == 0, c.bias = index % 3 != 1, c.dtype = index % 2 ? DType::kFloat16 : DType::kBFloat16;
+      ++index;
+      auto rng = make_rng(static_cast<uint64_t>(index * 31 + 5));
+      const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+      const DeviceWeights dev(w, index == 3);
+      check_case(c, w, dev, {{0, c.n}}, &workspace_);
     }
   }
 }

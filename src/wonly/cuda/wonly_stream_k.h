@@ -1,9 +1,10 @@
 // wonly_stream_k.h — stream-K for the wgmma weight-only kernel
 // (wonly_wgmma.cu): when the output tiles split unevenly over the CTAs that
 // fit on the GPU at once (224 tiles on 132 SMs take two rounds of one tile
-// each, 1.7 tiles of work), every resident CTA instead takes an equal, contiguous
-// run of the problem's k-tile iterations, walked tile after tile
-// (iteration i = tile·k_tiles + kt; tiles in the kernels' band order).
+// each, 1.7 tiles of work), every resident CTA instead takes an equal,
+// contiguous run of the problem's k-tile iterations, walked tile after tile
+// (iteration i = tile·k_tiles + kt; tiles in the kernels' band order). Small
+// grids (at most SMs/4 tiles) use it in place of a cluster split.
 //
 // A tile whose iterations are cut between CTAs c0 < c1 < … < cj is finished
 // by cj, the CTA holding its last k tile (its "owner"): each CTA walks its
@@ -14,8 +15,9 @@
 // (a fixed order: the result is the same from run to run) and runs the usual
 // epilogue. (Starting the owner's part from the partial sums instead made
 // ptxas serialize the wgmmas (C7515) and the calls 16–50 % slower; pulling
-// the slots into L2 ahead of the adds changed nothing measurable.) Waiting is safe because every CTA of the grid is resident at once
-// (ctas ≤ the kernel's resident CTAs) and a non-owner part never waits.
+// the slots into L2 ahead of the adds changed nothing measurable.) Waiting
+// is safe because every CTA of the grid is resident at once (ctas ≤ the
+// kernel's resident CTAs) and a non-owner part never waits.
 //
 // Workspace (the caller's, weight_only_mm's `workspace`): flags [ctas] int32,
 // zeroed on the stream before each launch (one cudaMemsetAsync, so a
@@ -66,6 +68,22 @@ inline int stream_k_ctas(int64_t tiles, int64_t k_tiles, int64_t slots, int64_t 
   if (share < min_share || share * 10 > rounds * k_tiles * 9) return 0;
   if (stream_k_workspace_bytes(slots, partial_bytes_per_cta) > workspace_bytes) return 0;
   return static_cast<int>(slots);
+}
+
+// The grids a cluster split of 4 or more would serve (at most SMs/4 CTAs,
+// e.g. M ≤ 64 on N = 4096: 32 tiles): stream-K over one CTA per SM, or 0
+// where the shares would be under min_share k tiles or the workspace is too
+// small. H100, W4A16 g128 / W8A16, µs, the cluster split against this
+// (bench/results/wonly-h100-stream-k-small-grids.json, two rounds):
+// (N, K) = (4096, 11008) M = 64 40.9 → 34.0 / 45.4 → 36.5, (4096, 14336)
+// 49.7 → 39.8 / 56.9 → 42.5, (4096, 4096) 22.4 → 21.3 / 23.9 → 21.9;
+// (2048, 8192) within ±4 %. Over the two-per-SM slots, and for cluster
+// splits of 2 (34–66 tiles), it was as often slower (up to 14 %) as faster.
+inline int stream_k_ctas_small_grid(int64_t k_tiles, int64_t tiles, int64_t sm_count, int64_t min_share,
+                                    int64_t partial_bytes_per_cta, int64_t workspace_bytes) {
+  if (sm_count < 2 || tiles * k_tiles < min_share * sm_count) return 0;
+  if (stream_k_workspace_bytes(sm_count, partial_bytes_per_cta) > workspace_bytes) return 0;
+  return static_cast<int>(sm_count);
 }
 
 }  // namespace qgemm::detail::wonly

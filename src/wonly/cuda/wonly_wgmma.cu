@@ -631,10 +631,12 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
 }
 
 // The stream-K launch (wonly_stream_k.h), if the call has a workspace and
-// the rule (or WonlyStreamKOverride) picks it: a memset of the flags, then
-// one CTA per resident slot. Returns whether it launched.
+// the rules (or WonlyStreamKOverride) pick it: a memset of the flags, then
+// one CTA per resident slot (stream_k_ctas) or, in place of a cluster split
+// of ≥ 4 (`small_grid`), one per SM (stream_k_ctas_small_grid). Returns
+// whether it launched.
 template <bool kBf16, bool kInt4, int kBM>
-bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, cudaStream_t stream) {
+bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, bool small_grid, cudaStream_t stream) {
   constexpr int bytes = Ring<kInt4, kBM>::kBytes;
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, true>;
   constexpr int64_t kPartialBytes = int64_t{kBM / 2} * kThreads * 4;  // one CTA's accumulators
@@ -644,9 +646,15 @@ bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, cudaStream_t stream
   sk.tiles_x = tiles.x;
   sk.tiles_y = tiles.y;
   const int forced = stream_k_override_ctas();
-  sk.ctas = forced >= 0 ? forced
-                        : stream_k_ctas(sk.tiles_x * sk.tiles_y, sk.k_tiles, info.resident_ctas, 8, kPartialBytes,
-                                        args.workspace_bytes);
+  const int64_t tile_count = sk.tiles_x * sk.tiles_y;
+  if (forced >= 0) {
+    sk.ctas = forced;
+  } else if (small_grid) {
+    sk.ctas = stream_k_ctas_small_grid(sk.k_tiles, tile_count, cuda_device_info(args.device.index).sm_count, 8,
+                                       kPartialBytes, args.workspace_bytes);
+  } else {
+    sk.ctas = stream_k_ctas(tile_count, sk.k_tiles, info.resident_ctas, 8, kPartialBytes, args.workspace_bytes);
+  }
   if (sk.ctas == 0 || sk.iterations() > (int64_t{1} << 40)) return false;  // (begin(c) stays within 64 bits)
   if (sk.ctas > info.resident_ctas || stream_k_workspace_bytes(sk.ctas, kPartialBytes) > args.workspace_bytes) {
     throw Error(ErrorKind::kValue, "WonlyStreamKOverride: " + std::to_string(sk.ctas) +
@@ -674,9 +682,12 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   // split (split_k_factor_one_per_sm says why).
   const int splits = split_k_factor_one_per_sm(info, cuda_device_info(args.device.index).sm_count,
                                                static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
-  if constexpr (kHasStreamK<kBM>) {  // where the grid needs no cluster split (or a test forces it)
-    const bool candidate = splits == 1 || stream_k_override_ctas() > 0;
-    if (candidate && args.workspace != nullptr && launch_stream_k<kBf16, kInt4, kBM>(args, tiles, stream)) return;
+  if constexpr (kHasStreamK<kBM>) {
+    // Where the grid needs no cluster split, or one of ≥ 4 (or a test forces it).
+    const bool candidate = splits == 1 || splits >= 4 || stream_k_override_ctas() > 0;
+    if (candidate && args.workspace != nullptr && launch_stream_k<kBf16, kInt4, kBM>(args, tiles, splits >= 4, stream)) {
+      return;
+    }
   }
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
                  activation_map(args, kBM), weight_map(args), StreamKPlan{});
