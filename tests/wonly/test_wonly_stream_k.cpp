@@ -120,13 +120,14 @@ TEST_F(WeightOnlyStreamK, ForcedCtasMatchCpu) {
   }
 }
 
-// The rule's own choice on grids a cluster split of 8 would serve (8 row
+// The rules' own choice on grids a cluster split of 8 would serve (8 row
 // tiles, 256 k tiles: stream-K over one CTA per SM, tiles cut between ~17
-// CTAs), against the CPU twin.
+// CTAs; at M = 17–32 the dispatch takes the wgmma kernel for it rather
+// than two decode launches), against the CPU twin.
 TEST_F(WeightOnlyStreamK, SmallGridRuleMatchesCpu) {
   int index = 0;
   for (bool int4 : {true, false}) {
-    for (int64_t m : {48, 64}) {
+    for (int64_t m : {17, 32, 48, 64}) {
       WonlyCase c;
       c.m = m, c.n = 1000, c.k = 16384, c.int4 = int4, c.group_size = int4 ? 128 : 0;
       c.offsets = index % 2 == 0, c.bias = index % 3 != 1, c.dtype = index % 2 ? DType::kFloat16 : DType::kBFloat16;

@@ -29,6 +29,7 @@ struct WonlyConfig {
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
   const char* why;
   bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
+  bool stream_k_only = false;      // only with a workspace that stream-K on a small grid can use
 };
 
 // clang-format off
@@ -47,6 +48,16 @@ constexpr WonlyConfig kConfigs[] = {
                               "against 131 / 154, int8 126 / 124 against 190 / 200; (11008, 4096) int8 41.0 / "
                               "39.7 against 47.4 / 48.8 (bench/results/wonly-h100-sweep-w8-wgmma.json)",
                               true},
+  {32, WonlyKernel::kWgmma, 64,
+                              "with a workspace, on the smaller weights too (int8, or int4 with K ≥ 10240): one "
+                              "wgmma launch, stream-K over one CTA per SM in place of the 4-way K split "
+                              "(wonly_stream_k.h, small grids), against two decode launches: H100, M = 17 / 32 "
+                              "µs (bench/results/wonly-h100-stream-k-m17-32.json): (4096, 11008) int4 34.2 / "
+                              "34.1 against 38.7 / 44.3, int8 36.4 / 36.4 against 46.8 / 48.5; (4096, 28672) "
+                              "int4 65.1 / 65.0 against 78.0 / 89.8; (4096, 4096) int8 22.0 / 21.9 against "
+                              "24.8 / 24.6, but int4 21.7 / 21.7 against 20.3 / 21.8 (and (2048, 8192) int4 "
+                              "23.6 / 23.4 against 22.8 / 24.5): int4 with a short K keeps the decode launches",
+                              false, true},
   {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches: no wgmma, or a weight of at most SMs/4 row tiles, "
                                     "where the wgmma grid needs a 4-way K split: H100 at f7dc43d, M = 17 / 32 "
                                     "µs, decode launches against wgmma: (4096, 4096) int4 22.3 / 21.9 against "
@@ -173,9 +184,15 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   const bool wgmma = wgmma_runs_on(device);
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
+  // A small grid (≤ SMs/4 tiles of 64 tokens) that stream-K spreads over every SM.
+  const bool small_grid_stream_k =
+      args.workspace != nullptr && args.m <= 64 && !tall_weight &&
+      wonly::stream_k_ctas_small_grid((args.k + 63) / 64, row_tiles(args), device.sm_count, 8,
+                                      wonly::stream_k_partial_bytes(64), args.workspace_bytes) > 0;
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
+    if (row.stream_k_only && !(small_grid_stream_k && (!args.int4 || args.k >= 10240))) continue;
     config = row;
     break;
   }

@@ -49,6 +49,9 @@ struct StreamKPlan {
 
 constexpr int64_t kStreamKPartialBytesPerSm = 128 * 1024;  // one 128 × 256-token fp32 tile
 
+// One CTA's accumulators (256 threads × kBM/2 fp32): a partial slot.
+constexpr int64_t stream_k_partial_bytes(int block_m) { return int64_t{block_m / 2} * 256 * 4; }
+
 // Flags, then the partial slots (256-byte aligned).
 inline int64_t stream_k_flag_bytes(int64_t ctas) { return (ctas * 4 + 255) / 256 * 256; }
 inline int64_t stream_k_workspace_bytes(int64_t ctas, int64_t partial_bytes_per_cta) {

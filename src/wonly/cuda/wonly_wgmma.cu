@@ -639,7 +639,8 @@ template <bool kBf16, bool kInt4, int kBM>
 bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, bool small_grid, cudaStream_t stream) {
   constexpr int bytes = Ring<kInt4, kBM>::kBytes;
   constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, true>;
-  constexpr int64_t kPartialBytes = int64_t{kBM / 2} * kThreads * 4;  // one CTA's accumulators
+  constexpr int64_t kPartialBytes = stream_k_partial_bytes(kBM);
+  static_assert(kPartialBytes == int64_t{kBM / 2} * kThreads * 4, "a slot holds one CTA's accumulators");
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);
   StreamKPlan sk;
   sk.k_tiles = static_cast<int>((args.k + kBK - 1) / kBK);
