@@ -97,13 +97,7 @@ TEST_F(WeightOnlyStreamK, ForcedCtasMatchCpu) {
       detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
       for (const auto& s : shapes) {
         for (int64_t m : {17, 100, 257}) {
-          WonlyCase c;
-          c.m = m, c.n = s[0], c.k = s[1], c.int4 = int4;
-          c.group_size = index % 4 == 3 ? 0 : 32 << (index % 3);
-          if (c.group_size != 0 && c.k % c.group_size != 0) c.group_size = 32;
-          c.offsets = index % 2 == 0, c.bias = index % 3 != 0, c.prepacked = index % 4 == 1;
-          c.dtype = index % 5 < 3 ? DType::kBFloat16 : DType::kFloat16;
-          ++index;
+          const WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
           auto rng = make_rng(static_cast<uint64_t>(index * 977 + tile));
           const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
           const DeviceWeights dev(w, c.prepacked);

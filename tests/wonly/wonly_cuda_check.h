@@ -19,6 +19,22 @@ namespace qgemm::test {
 
 inline const Device kGpu = Device::cuda(0);
 
+// The group sizes the tests cycle through (0: per channel).
+inline constexpr int kGroups[] = {32, 64, 128, 0};
+
+// An m × n × k case whose options cycle with `index`, so that a loop over
+// shapes covers them all: group size (kGroups; 32 where it does not divide
+// K), offsets, bias, the prepacked layout and the dtype.
+inline WonlyCase cycled_case(int64_t m, int64_t n, int64_t k, bool int4, int index) {
+  WonlyCase c;
+  c.m = m, c.n = n, c.k = k, c.int4 = int4;
+  c.group_size = kGroups[index % 4];
+  if (c.group_size != 0 && c.k % c.group_size != 0) c.group_size = 32;
+  c.offsets = index % 2 == 0, c.bias = index % 3 != 0, c.prepacked = index % 4 == 1;
+  c.dtype = index % 5 < 3 ? DType::kBFloat16 : DType::kFloat16;
+  return c;
+}
+
 // The weight on the device, plain or prepacked, and its params.
 struct DeviceWeights {
   std::unique_ptr<CudaBuffer> plain, packed, scales, offsets;

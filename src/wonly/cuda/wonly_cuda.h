@@ -59,7 +59,7 @@ class WonlyStreamKOverride {
   int previous_;
 };
 
-// The live override's CTA count, or −1 (wonly_wgmma.cu).
+// The live override's CTA count, or −1 (read by wonly_wgmma.cu's launcher).
 int stream_k_override_ctas();
 
 // The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).

@@ -151,9 +151,12 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
 
+// Room for four 64-token stream-K CTAs per SM, which is also one 256-token
+// CTA's slot (128 KiB per SM).
 int64_t weight_only_workspace_bytes_cuda(int device) {
+  static_assert(4 * wonly::stream_k_partial_bytes(64) == wonly::stream_k_partial_bytes(256), "");
   const int64_t sms = cuda_device_info(device).sm_count;
-  return wonly::stream_k_workspace_bytes(4 * sms, wonly::kStreamKPartialBytesPerSm / 4);
+  return wonly::stream_k_workspace_bytes(4 * sms, wonly::stream_k_partial_bytes(64));
 }
 
 namespace {

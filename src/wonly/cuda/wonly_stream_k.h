@@ -47,7 +47,6 @@ struct StreamKPlan {
   QGEMM_HD int64_t cta_of(int64_t i) const { return ((i + 1) * ctas + iterations() - 1) / iterations() - 1; }
 };
 
-constexpr int64_t kStreamKPartialBytesPerSm = 128 * 1024;  // one 128 × 256-token fp32 tile
 
 // One CTA's accumulators (256 threads × kBM/2 fp32): a partial slot.
 constexpr int64_t stream_k_partial_bytes(int block_m) { return int64_t{block_m / 2} * 256 * 4; }
