@@ -3,8 +3,8 @@
 // (docs/weight_only.md has every formula, layout and edge case).
 //
 // Notation: a [M,K] activations (bf16 or fp16; M = tokens), q [N,K] the
-// quantized weight, s and o [N, K/group_size] its scales and offsets (fp32),
-// T the activation dtype. For every output element:
+// quantized weight, s and o [N, K/group_size] its scales and offsets (fp32,
+// or 16-bit in T), T the activation dtype. For every output element:
 //
 //   g        = k / group_size                     (group_size == K: per channel)
 //   s_T, o_T = round_T(s[n,g]), round_T(o[n,g])   (RNE; o = 0 without offsets)
@@ -13,10 +13,13 @@
 //   out[m,n] = round_T( acc[m,n] + float(bias[n]) )
 //
 // ŵ is a 16-bit fused multiply-add (PTX fma.rn.bf16x2 / fma.rn.f16x2), the
-// dequantization of every fast W4A16 kernel; scales and offsets stay fp32 in
-// the API and are rounded to T first (lossless for fp16 GPTQ/AWQ scales with
-// fp16 activations). The CPU backend computes exactly the same ŵ; only the
-// fp32 summation order differs between backends.
+// dequantization of every fast W4A16 kernel; scales and offsets are rounded
+// to T first (lossless for fp16 GPTQ/AWQ scales with fp16 activations). They
+// may be fp32 or already T: 16-bit parameters give exactly the result of fp32
+// ones holding the same values and halve their bytes (with offsets, an int4
+// weight's 12.5 % extra bytes at group 128 become 6.25 %; 50 % → 25 % at
+// group 32). The CPU backend computes exactly
+// the same ŵ; only the fp32 summation order differs between backends.
 //
 // Weight encodings (the "plain" layout, [N, ...] row-major, rows 16-byte
 // aligned on CUDA):
@@ -29,8 +32,9 @@
 //
 // Shapes: out [M,N] row-major (stride(1) == 1, stride(0) >= N), dtype T;
 // a [M,K] row-major, dtype T; K a multiple of 32; group_size 32, 64, 128
-// (dividing K) or K; scales / offsets fp32 [N, K/group_size] row-major
-// ([N] or [N,1] also accepted per channel); bias [N] of dtype T.
+// (dividing K) or K; scales / offsets fp32 or T [N, K/group_size] row-major
+// ([N] or [N,1] also accepted per channel), offsets in the dtype of scales;
+// bias [N] of dtype T.
 // All tensors on one device; CUDA work is enqueued on `stream` and the call
 // returns without synchronizing.
 #pragma once

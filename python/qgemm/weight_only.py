@@ -6,9 +6,10 @@ the fly with one 16-bit fused multiply-add in a's dtype T,
     out = a · ŵᵀ + bias            [M,N] in a's dtype (bf16 / fp16)
 
 w: int8 [N,K], packed int4 uint8 [N,K/2] (qgemm.quantize_weight_int4), or the
-prepacked layout of weight_only_prepack. scales / offsets: fp32
-[N, K/group_size] (group_size None: K, per channel). PyTorch tensors go
-through torch.ops.qgemm.* (qgemm/_torch_ops.py).
+prepacked layout of weight_only_prepack. scales / offsets: fp32 or a's dtype
+(half the parameter bytes; the same result for the same values)
+[N, K/group_size] (group_size None: K, per channel); offsets in the dtype of
+scales. PyTorch tensors go through torch.ops.qgemm.* (qgemm/_torch_ops.py).
 """
 
 from __future__ import annotations

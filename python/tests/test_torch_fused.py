@@ -84,6 +84,11 @@ def test_weight_only_mm(device):
     torch.testing.assert_close(out.float(), a.float() @ w_hat.float().T, rtol=2**-7, atol=1e-2)
     prepacked = qgemm.weight_only_prepack(packed)
     torch.testing.assert_close(qgemm.weight_only_mm(a, prepacked, scales, offsets, 128), out, rtol=2**-7, atol=1e-2)
+    # bf16 scales and offsets (a's dtype): the same bits as fp32 ones holding the same values.
+    s16, o16 = scales.bfloat16(), offsets.bfloat16()
+    half = qgemm.weight_only_mm(a, packed, s16, o16, 128)
+    assert torch.equal(half, qgemm.weight_only_mm(a, packed, s16.float(), o16.float(), 128))
+    assert torch.equal(half, out)  # fp32 parameters are rounded to bf16 first: the same ŵ
 
 
 @pytest.mark.parametrize("device", DEVICES)

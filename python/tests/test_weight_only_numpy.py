@@ -54,6 +54,22 @@ def test_prepacked_int8_gives_the_same_result(rng):
     np.testing.assert_array_equal(qgemm.weight_only_mm(a, qgemm.weight_only_prepack(q), scales), plain)
 
 
+@pytest.mark.parametrize("group_size", [32, None])
+def test_fp16_params_give_the_bits_of_fp32_params(rng, group_size):
+    # Scales and offsets may also come in the activation dtype: the kernels round them to it anyway,
+    # so fp16 parameters give exactly the result of fp32 ones holding the same values.
+    m, n, k = 3, 24, 128
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.uniform(-0.3, 0.3, (n, k)).astype(np.float32)
+    packed, scales, offsets = qgemm.quantize_weight_int4(w, group_size or k)
+    scales16, offsets16 = scales.astype(np.float16), offsets.astype(np.float16)
+    out16 = qgemm.weight_only_mm(a, packed, scales16, offsets16, group_size)
+    out32 = qgemm.weight_only_mm(a, packed, scales16.astype(np.float32), offsets16.astype(np.float32), group_size)
+    np.testing.assert_array_equal(out16, out32)
+    with pytest.raises(TypeError, match=r"^offsets: .*fp16 \(the dtype of scales\)"):
+        qgemm.weight_only_mm(a, packed, scales16, offsets, group_size)
+
+
 def test_weight_only_errors(rng):
     a = rng.standard_normal((2, 32)).astype(np.float16)
     with pytest.raises(TypeError, match=r"^a: "):

@@ -68,10 +68,11 @@ void check_prepacked_shape(const TensorView& w, int64_t n, int64_t k, bool int4)
   }
 }
 
-// Scales / offsets: fp32 [N, G] row-major, or [N] / [N,1] when G == 1.
-void check_params(const TensorView& t, const char* name, int64_t n, int64_t groups,
+// Scales / offsets: fp32 or the activation dtype, [N, G] row-major, or
+// [N] / [N,1] when G == 1.
+void check_params(const TensorView& t, const char* name, int64_t n, int64_t groups, DType act,
                   Device device) {
-  check_dtype(t, name, {DType::kFloat32});
+  check_dtype(t, name, {DType::kFloat32, act});
   if (groups == 1 && t.rank() == 1) {
     detail::check_vector(t, name, "N", n, VectorOrientation::kColumn);
   } else {
@@ -134,8 +135,11 @@ detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, cons
   check_common(out, "out", device);
   check_common(a, "a", device);
   check_common(w, "w", device);
-  check_params(scales, "scales", n, groups, device);
-  if (offsets) check_params(*offsets, "offsets", n, groups, device);
+  check_params(scales, "scales", n, groups, out.dtype(), device);
+  if (offsets) {
+    check_params(*offsets, "offsets", n, groups, out.dtype(), device);
+    detail::check_same_dtype(*offsets, "offsets", scales, "scales");
+  }
   if (bias) {
     detail::check_same_dtype(*bias, "bias", out, "out");
     detail::check_vector(*bias, "bias", "N", n, VectorOrientation::kRow);
@@ -155,10 +159,11 @@ detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, cons
   args.a = a.data();
   args.lda = m > 1 ? a.stride(0) : k;
   args.w = static_cast<const uint8_t*>(w.data());
-  args.scales = scales.data_as<const float>();
+  args.scales = scales.data();
   args.ld_scales = params_stride(scales, groups);
+  args.params16 = scales.dtype() != DType::kFloat32;
   if (offsets) {
-    args.offsets = offsets->data_as<const float>();
+    args.offsets = offsets->data();
     args.ld_offsets = params_stride(*offsets, groups);
   }
   args.bias = bias ? bias->data() : nullptr;

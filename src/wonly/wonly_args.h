@@ -42,10 +42,13 @@ struct WeightOnlyArgs {
   const uint8_t* w = nullptr;  // addressed by w_addr
   WeightAddressing w_addr;
   bool prepacked = false;
-  const float* scales = nullptr;  // [N, K/group_size], row stride ld_scales
+  // Scales and offsets: [N, K/group_size], row strides ld_scales / ld_offsets
+  // (elements); fp32, or (params16) 16-bit in the activation dtype T.
+  const void* scales = nullptr;
   int64_t ld_scales = 0;
-  const float* offsets = nullptr;  // same shape, or null (offset 0)
+  const void* offsets = nullptr;  // same shape and dtype, or null (offset 0)
   int64_t ld_offsets = 0;
+  bool params16 = false;
   const void* bias = nullptr;  // [N] in dtype, or null
   void* out = nullptr;         // [M,N] row-major, row stride ldo (elements)
   int64_t ldo = 0;
@@ -54,6 +57,14 @@ struct WeightOnlyArgs {
   int64_t workspace_bytes = 0;
   Device device{};
   Stream stream = nullptr;
+
+  // Parameter i of `params` (scales or offsets) as a float: exact, whatever
+  // its dtype.
+  QGEMM_HD float param(const void* params, int64_t i) const {
+    if (!params16) return static_cast<const float*>(params)[i];
+    const uint16_t bits = static_cast<const uint16_t*>(params)[i];
+    return dtype == DType::kBFloat16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
+  }
 
   // Elements per 16-byte chunk.
   QGEMM_HD int64_t chunk_elems() const { return int4 ? 32 : 16; }

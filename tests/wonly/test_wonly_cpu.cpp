@@ -24,7 +24,7 @@ void run_cpu(const WonlyCase& c, const WonlyWeights& w, WonlyActs& x) {
     weight_only_prepack(w_view, w.w_view(w.w.data(), 0, w.n));
   }
   weight_only_mm(x.out_view(x.out.data(), x.n, x.ldo), x.a_view(x.a.data()), w_view,
-                 w.scales_view(w.scales.data(), 0, w.n), w.offsets_view(w.offsets.data(), 0, w.n),
+                 w.scales_view(w.scales_host(), 0, w.n), w.offsets_view(w.offsets_host(), 0, w.n),
                  w.group, x.bias_view(x.bias.data(), 0, x.n));
 }
 
@@ -150,6 +150,31 @@ TEST(WeightOnlyPrepack, SameResultAsPlain) {
     c.prepacked = true;
     run_cpu(c, w, packed);
     EXPECT_EQ(plain.out, packed.out);
+  }
+}
+
+// 16-bit parameters in T hold T values, which s_T = round_T(s) keeps: the
+// result is the one of fp32 parameters with the same values, bit for bit.
+TEST(WeightOnlyCpuParams16, SameBitsAsFp32Params) {
+  int index = 0;
+  for (bool int4 : {true, false}) {
+    for (int group : {32, 64, 128, 0}) {
+      for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+        WonlyCase c;
+        c.m = 5, c.n = 37, c.k = 384, c.int4 = int4, c.group_size = group, c.dtype = dtype;
+        c.offsets = index % 2 == 0, c.prepacked = index % 3 == 1;
+        auto rng = make_rng(static_cast<uint64_t>(100 + index++));
+        WonlyWeights w16(c.n, c.k, int4, c.group(), c.offsets, 0, rng);
+        w16.use_16bit_params(dtype);
+        WonlyWeights w32 = w16;
+        w32.param_dtype = DType::kFloat32;
+        WonlyActs x16(c, rng);
+        WonlyActs x32 = x16;
+        run_cpu(c, w16, x16);
+        run_cpu(c, w32, x32);
+        EXPECT_EQ(x16.out, x32.out) << c.name();
+      }
+    }
   }
 }
 

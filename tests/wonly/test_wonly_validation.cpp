@@ -57,6 +57,17 @@ TEST(WeightOnlyValidation, ValidArgumentsRun) {
   per_channel.bias = std::nullopt;
   per_channel.run();
   EXPECT_FALSE(per_channel.out_untouched());
+  Args half;  // 16-bit parameters in the activation dtype, [N, G] and per channel [N]
+  half.scales = TensorView(half.a_data.data(), DType::kBFloat16, {N, K / G});
+  half.offsets = TensorView(half.a_data.data(), DType::kBFloat16, {N, K / G});
+  half.run();
+  EXPECT_FALSE(half.out_untouched());
+  Args half_channel;
+  half_channel.group_size = K;
+  half_channel.scales = TensorView(half_channel.a_data.data(), DType::kBFloat16, {N});
+  half_channel.offsets = std::nullopt;
+  half_channel.run();
+  EXPECT_FALSE(half_channel.out_untouched());
 }
 
 // The workspace overload: the CPU backend needs no workspace
@@ -102,12 +113,23 @@ TEST(WeightOnlyValidation, WrongDtypes) {
   Args z;
   z.w = TensorView(z.a_data.data(), DType::kFloat16, {N, K});
   expect_rejected(z, ErrorKind::kType, {"w:", "int8 or uint8", "fp16"});
+  // Parameters are fp32 or the activation dtype (bf16 here), offsets in the scales' dtype.
   Args s;
-  s.scales = TensorView(s.a_data.data(), DType::kBFloat16, {N, K / G});
-  expect_rejected(s, ErrorKind::kType, {"scales", "fp32", "bf16"});
+  s.scales = TensorView(s.a_data.data(), DType::kFloat16, {N, K / G});
+  expect_rejected(s, ErrorKind::kType, {"scales", "fp32 or bf16", "fp16"});
   Args o;
-  o.offsets = TensorView(o.a_data.data(), DType::kBFloat16, {N, K / G});
-  expect_rejected(o, ErrorKind::kType, {"offsets", "fp32", "bf16"});
+  o.offsets = TensorView(o.a_data.data(), DType::kFloat16, {N, K / G});
+  expect_rejected(o, ErrorKind::kType, {"offsets", "fp32 or bf16", "fp16"});
+  Args mixed;
+  mixed.offsets = TensorView(mixed.a_data.data(), DType::kBFloat16, {N, K / G});
+  expect_rejected(mixed, ErrorKind::kType, {"offsets", "fp32 (the dtype of scales)", "bf16"});
+  Args fp16_out;  // fp16 activations: fp16 parameters, not bf16
+  fp16_out.out = TensorView(fp16_out.out_data.data(), DType::kFloat16, {M, N});
+  fp16_out.a = TensorView(fp16_out.a_data.data(), DType::kFloat16, {M, K});
+  fp16_out.bias = TensorView(fp16_out.bias_data.data(), DType::kFloat16, {N});
+  fp16_out.scales = TensorView(fp16_out.a_data.data(), DType::kBFloat16, {N, K / G});
+  fp16_out.offsets = std::nullopt;
+  expect_rejected(fp16_out, ErrorKind::kType, {"scales", "fp32 or fp16", "bf16"});
   Args b;
   b.bias = TensorView(b.params.data(), DType::kFloat32, {N});
   expect_rejected(b, ErrorKind::kType, {"bias", "bf16 (the dtype of out)", "fp32"});

@@ -52,8 +52,13 @@ struct DeviceWeights {
     upload_params(host);
   }
   void upload_params(const WonlyWeights& host) {
-    scales = std::make_unique<CudaBuffer>(host.scales);
-    offsets = std::make_unique<CudaBuffer>(host.offsets);
+    if (host.param_dtype == DType::kFloat32) {
+      scales = std::make_unique<CudaBuffer>(host.scales);
+      offsets = std::make_unique<CudaBuffer>(host.offsets);
+    } else {
+      scales = std::make_unique<CudaBuffer>(host.scales16);
+      offsets = std::make_unique<CudaBuffer>(host.offsets16);
+    }
   }
 };
 
@@ -92,8 +97,8 @@ inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWe
     std::vector<uint16_t> cpu(static_cast<size_t>(c.m * cols));
     poison(cpu.data(), cpu.size() * 2);
     weight_only_mm(x.out_view(cpu.data(), cols, cols), x.a_view(x.a.data()),
-                   w.w_view(w.w.data(), col0, cols), w.scales_view(w.scales.data(), col0, cols),
-                   w.offsets_view(w.offsets.data(), col0, cols), w.group,
+                   w.w_view(w.w.data(), col0, cols), w.scales_view(w.scales_host(), col0, cols),
+                   w.offsets_view(w.offsets_host(), col0, cols), w.group,
                    x.bias_view(x.bias.data(), col0, cols));
     std::vector<double> w_hat(static_cast<size_t>(cols * c.k));
     for (int64_t j = 0; j < cols; ++j)

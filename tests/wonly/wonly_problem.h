@@ -55,6 +55,10 @@ struct WonlyWeights {
   std::vector<uint8_t> w;      // plain layout, N rows of ldw bytes
   std::vector<float> scales;   // [N, K/group]
   std::vector<float> offsets;  // [N, K/group] or empty
+  // With 16-bit parameters (use_16bit_params): their bits in param_dtype,
+  // the same values as `scales` / `offsets`.
+  DType param_dtype = DType::kFloat32;
+  std::vector<uint16_t> scales16, offsets16;
 
   WonlyWeights(int64_t n_, int64_t k_, bool int4_, int group_, bool with_offsets, int64_t ldw_pad,
                std::mt19937_64& rng)
@@ -74,6 +78,19 @@ struct WonlyWeights {
     offsets.clear();
     if (with_offsets) offsets = int4 ? random_float(rng, count, -0.8f, 0.0f) : random_float(rng, count, -0.1f, 0.1f);
   }
+  // Rounds the parameters to T (RNE) and keeps their T bits: the views then
+  // hand out 16-bit parameters; `scales` / `offsets` hold the same values.
+  void use_16bit_params(DType t) {
+    param_dtype = t;
+    scales16 = to_half_bits(scales, t);
+    offsets16 = to_half_bits(offsets, t);
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = static_cast<float>(detail::load_float(scales16.data(), i, t));
+    for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<float>(detail::load_float(offsets16.data(), i, t));
+  }
+  int64_t param_bytes() const { return param_dtype == DType::kFloat32 ? 4 : 2; }
+  // Host copies of the parameters in param_dtype.
+  const void* scales_host() const { return param_dtype == DType::kFloat32 ? static_cast<const void*>(scales.data()) : scales16.data(); }
+  const void* offsets_host() const { return param_dtype == DType::kFloat32 ? static_cast<const void*>(offsets.data()) : offsets16.data(); }
   int64_t groups() const { return k / group; }
   int q(int64_t row, int64_t col) const {
     const uint8_t* r = &w[row * ldw];
@@ -92,7 +109,7 @@ struct WonlyWeights {
                                {ldw, 1}, d);
   }
   TensorView scales_view(const void* base, int64_t row0, int64_t rows, Device d = Device::cpu()) const {
-    return TensorView(static_cast<const float*>(base) + row0 * groups(), DType::kFloat32,
+    return TensorView(static_cast<const uint8_t*>(base) + row0 * groups() * param_bytes(), param_dtype,
                       {rows, groups()}, d);
   }
   std::optional<TensorView> offsets_view(const void* base, int64_t row0, int64_t rows,

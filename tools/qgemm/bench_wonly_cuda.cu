@@ -1,5 +1,6 @@
 // `qgemm bench wonly` (GPU): weight_only_mm (W4A16 group 128 plain and
-// prepacked, W8A16 per channel, bf16) against cuBLAS bf16 GEMM on the same
+// prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"),
+// W8A16 per channel, bf16) against cuBLAS bf16 GEMM on the same
 // shapes, and the device copy bandwidth, all in one run. Weights (and their
 // scales) are rotated across copies so the working set exceeds L2; the
 // activations (a few MB at decode sizes) are not.
@@ -56,6 +57,7 @@ struct Variant {
   int group;  // 0: per channel
   bool offsets;
   bool prepacked;
+  bool params16 = false;  // scales and offsets in bf16 (the activation dtype) instead of fp32
 };
 
 // Rotated copies of one quantized weight with its params, on the device.
@@ -83,6 +85,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       {"qgemm-w4a16-g128", true, 128, true, false},
       {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
       {"qgemm-w8a16-channel", false, 0, false, false},
+      {"qgemm-w4a16-g128-bf16-params", true, 128, true, false, true},
+      {"qgemm-w4a16-g128-prepacked-bf16-params", true, 128, true, true, true},
   };
   const int64_t workspace_bytes = weight_only_workspace_bytes(gpu);
   cuda::DeviceBuffer workspace(static_cast<size_t>(workspace_bytes));
@@ -117,10 +121,11 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       } else {
         ws.w_bytes = var.int4 ? n * k / 2 : n * k;
       }
-      ws.sets = cuda::rotation_sets(ws.w_bytes + ws.param_count * 8);
+      const size_t param_bytes = var.params16 ? 2 : 4;
+      ws.sets = cuda::rotation_sets(ws.w_bytes + ws.param_count * 2 * param_bytes);
       ws.w = cuda::DeviceBuffer(ws.w_bytes * ws.sets);
-      ws.scales = cuda::DeviceBuffer(ws.param_count * 4 * ws.sets);
-      ws.offsets = cuda::DeviceBuffer(ws.param_count * 4 * ws.sets);
+      ws.scales = cuda::DeviceBuffer(ws.param_count * param_bytes * ws.sets);
+      ws.offsets = cuda::DeviceBuffer(ws.param_count * param_bytes * ws.sets);
       const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
       if (var.prepacked) {
         cuda::DeviceBuffer plain(n * k / 2);
@@ -136,8 +141,9 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         cuda::fill_random(ws.w.get(), var.int4 ? DType::kUInt8 : DType::kInt8, ws.w_bytes * ws.sets,
                           var.int4 ? 0 : -128, var.int4 ? 255 : 127, 24, stream);
       }
-      cuda::fill_random(ws.scales.get(), DType::kFloat32, ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
-      cuda::fill_random(ws.offsets.get(), DType::kFloat32, ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
+      const DType param_dtype = var.params16 ? DType::kBFloat16 : DType::kFloat32;
+      cuda::fill_random(ws.scales.get(), param_dtype, ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
+      cuda::fill_random(ws.offsets.get(), param_dtype, ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
     }
 
     for (int64_t m : tokens) {
@@ -192,9 +198,11 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
                                      ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
                                      : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
           const int64_t groups = k / group;
-          const TensorView s_v(ws.scales.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+          const DType p_dtype = var.params16 ? DType::kBFloat16 : DType::kFloat32;
+          const size_t p_offset = set * ws.param_count * (var.params16 ? 2 : 4);
+          const TensorView s_v(ws.scales.as<uint8_t>() + p_offset, p_dtype, {n, groups}, gpu);
           std::optional<TensorView> o_v;
-          if (var.offsets) o_v = TensorView(ws.offsets.as<float>() + set * ws.param_count, DType::kFloat32, {n, groups}, gpu);
+          if (var.offsets) o_v = TensorView(ws.offsets.as<uint8_t>() + p_offset, p_dtype, {n, groups}, gpu);
           if (with_workspace) {
             weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, workspace_v, stream);
           } else {
@@ -202,13 +210,14 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           }
         };
         auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
-        const double bytes = static_cast<double>(ws.w_bytes + ws.param_count * (var.offsets ? 8 : 4)) + act_bytes;
+        const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * (var.params16 ? 2 : 4));
+        const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
         if (m <= 16) continue;
         with_workspace = false;
         record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
         with_workspace = true;
-        if (!sweep || var.prepacked) continue;
+        if (!sweep || var.prepacked || var.params16) continue;
         struct Forced {
           detail::WonlyKernel kernel;
           int tile;

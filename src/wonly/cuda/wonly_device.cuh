@@ -117,6 +117,24 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], const
   }
 }
 
+// A 16-bit T value's bits as a float (exact; one instruction).
+template <bool kBf16>
+__device__ __forceinline__ float half_bits_to_float(uint32_t bits) {
+  if constexpr (kBf16) return __uint_as_float(bits << 16);
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+}
+
+// One scale or offset (WeightOnlyArgs::param on the device): fp32, or the
+// bits of a 16-bit T.
+template <bool kBf16>
+__device__ __forceinline__ float load_param(const float* p) {
+  return __ldg(p);
+}
+template <bool kBf16>
+__device__ __forceinline__ float load_param(const uint16_t* p) {
+  return half_bits_to_float<kBf16>(__ldg(reinterpret_cast<const unsigned short*>(p)));
+}
+
 template <bool kBf16>
 __device__ __forceinline__ float load_act(const void* base, int64_t index) {
   const uint16_t bits = static_cast<const uint16_t*>(base)[index];

@@ -1,13 +1,14 @@
 // CUDA dispatch of weight_only_mm by the number of tokens M (the table below),
 // and the CUDA weight prepacking.
 //
-// Instantiations: 2 dtypes (bf16, fp16) × (2 weights (int4, int8) × (4 kernel
-// shapes (gemv 1 and 2 token blocks, mma 64 and 128 tokens) + 3 wgmma tiles
-// (64, 128, 256 tokens)) + int4 × (a second gemv shape for 1 token block
-// (M ≤ 4 on many rows), two more for 2 token blocks (small grids; one wave of
-// 32-row blocks)) + int8 × a second gemv shape for 2 token blocks (16-row
-// blocks where they fill their last wave better)) = 36 kernels, plus one
-// prepack kernel.
+// Instantiations: 2 dtypes (bf16, fp16) × 2 parameter dtypes (fp32, 16-bit)
+// × (2 weights (int4, int8) × (4 kernel shapes (gemv 1 and 2 token blocks,
+// mma 64 and 128 tokens) + 3 wgmma tiles (64, 128, 256 tokens) + 2 stream-K
+// builds of the 64- and 256-token tiles) + int4 × (a second gemv shape for 1
+// token block (M ≤ 4 on many rows), two more for 2 token blocks (small
+// grids; one wave of 32-row blocks)) + int8 × a second gemv shape for 2 token
+// blocks (16-row blocks where they fill their last wave better)) = 88
+// kernels, plus one prepack kernel.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>

@@ -33,6 +33,7 @@
 // kDepth tiles into registers before the current tile's math. SASS per
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
 // int8 4.8–5.0 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+#include <type_traits>
 #include <utility>
 
 #include "core/cuda_check.h"
@@ -63,11 +64,12 @@ __device__ __forceinline__ uint4 load_stream(const uint8_t* p) {
 // token g of each n8 block (tokens ≥ M read token 0: their MMA columns are
 // never stored). The cursor is loop-carried and steps kWarps K tiles at a
 // time, so the loop does no index arithmetic beyond one add per pointer.
-template <int kTokenBlocks, int kTiles>
+template <bool kParams16, int kTokenBlocks, int kTiles>
 struct Cursor {
+  using Param = std::conditional_t<kParams16, uint16_t, float>;  // fp32 or 16-bit parameters
   const uint8_t* w[kTiles][2];
-  const float* s[kTiles][2];
-  const float* o[kTiles][2];
+  const Param* s[kTiles][2];
+  const Param* o[kTiles][2];
   const uint16_t* a[kTokenBlocks];
 };
 
@@ -80,22 +82,23 @@ __device__ __forceinline__ int group_shift(const WeightOnlyArgs& args) {
 }
 
 // The cursor at K tile `tile`.
-template <bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ Cursor<kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args,
+template <bool kInt4, bool kParams16, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args,
                                                                   int64_t row_base, int lane, int tile) {
   constexpr int kElems = kInt4 ? 32 : 16;
   const int g = lane >> 2, t = lane & 3;
   const int chunk = tile * 4 + t;
   const int group = chunk >> group_shift<kInt4>(args);
-  Cursor<kTokenBlocks, kTiles> c;
+  Cursor<kParams16, kTokenBlocks, kTiles> c;
 #pragma unroll
   for (int r = 0; r < kTiles; ++r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = min(row_base + r * 16 + h * 8 + g, args.n - 1);
       c.w[r][h] = args.w + args.w_addr.chunk_offset(row, chunk);
-      c.s[r][h] = args.scales + row * args.ld_scales + group;
-      c.o[r][h] = args.offsets ? args.offsets + row * args.ld_offsets + group : c.s[r][h];
+      using Param = typename Cursor<kParams16, kTokenBlocks, kTiles>::Param;
+      c.s[r][h] = static_cast<const Param*>(args.scales) + row * args.ld_scales + group;
+      c.o[r][h] = args.offsets ? static_cast<const Param*>(args.offsets) + row * args.ld_offsets + group : c.s[r][h];
     }
   }
 #pragma unroll
@@ -109,8 +112,8 @@ __device__ __forceinline__ Cursor<kTokenBlocks, kTiles> cursor_at(const WeightOn
 // Loads the cursor's K tile into f and steps the cursor by kWarps K tiles
 // (w_step bytes, p_step parameters). kChecked: the partial last K tile,
 // whose chunks past K (valid = false) load zeros.
-template <bool kChecked, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_tile(Cursor<kTokenBlocks, kTiles>& c, int64_t w_step, int p_step,
+template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int p_step,
                                           int a_step, bool has_offsets, bool valid,
                                           TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
   constexpr int kElems = kInt4 ? 32 : 16;
@@ -120,8 +123,8 @@ __device__ __forceinline__ void load_tile(Cursor<kTokenBlocks, kTiles>& c, int64
     for (int h = 0; h < 2; ++h) {
       if (!kChecked || valid) {
         f.weight[r][h] = load_stream(c.w[r][h]);
-        f.scale[r][h] = __ldg(c.s[r][h]);
-        f.offset[r][h] = has_offsets ? __ldg(c.o[r][h]) : 0.0f;
+        f.scale[r][h] = load_param<kBf16>(c.s[r][h]);
+        f.offset[r][h] = has_offsets ? load_param<kBf16>(c.o[r][h]) : 0.0f;
       } else {
         f.weight[r][h] = make_uint4(0, 0, 0, 0);
         f.scale[r][h] = 0.0f;
@@ -199,7 +202,8 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
 
 // kTiles m16 weight tiles per block (16·kTiles rows), kDepth K tiles of
 // loads in flight per warp (a rotating register buffer).
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
+          int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
   constexpr int kElems = kInt4 ? 32 : 16;
   constexpr int kAcc = kTiles * kTokenBlocks * 4;
@@ -223,12 +227,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   const int shift = group_shift<kInt4>(args);
   const int p_step = shift > 5 ? 0 : (4 * num_warps) >> shift;  // num_warps·4 chunks, in groups
   const int a_step = num_warps * 4 * kElems;
-  auto cursor = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
+  auto cursor = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
   TileFragments<kInt4, kTokenBlocks, kTiles> f[kDepth];
 #pragma unroll
   for (int i = 0; i < kDepth; ++i) {
     if (i < my_tiles) {
-      load_tile<false>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
+      load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
     }
   }
   for (int it = 0; it < my_tiles; it += kDepth) {
@@ -238,15 +242,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
         mma_tile<kBf16>(f[i], acc);
         // Refill this buffer with the tile kDepth steps ahead.
         if (it + i + kDepth < my_tiles) {
-          load_tile<false>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
+          load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
         }
       }
     }
   }
   if (chunks % 4 != 0 && my_warp == full_tiles % num_warps) {
-    auto tail = cursor_at<kInt4, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
+    auto tail = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
     const bool valid = full_tiles * 4 + (lane & 3) < chunks;
-    load_tile<true>(tail, 0, 0, 0, has_offsets, valid, f[0]);
+    load_tile<true, kBf16, kParams16>(tail, 0, 0, 0, has_offsets, valid, f[0]);
     mma_tile<kBf16>(f[0], acc);
   }
 
@@ -311,9 +315,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 // resident CTAs, keeping ≥ 4 K tiles per warp. E.g. H100, int4, (N, K) =
 // (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
 // of 64 rows → 4; (4096, 4096): M ≤ 8 none, M ≤ 16 2; (28672, 8192): none.
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks = 1>
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
+          int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
-  constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
   const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
   const int64_t full_tiles = args.chunks_per_row() / 4;
   const int splits =
@@ -378,50 +383,51 @@ constexpr int kInt8TallTiles = 2, kInt8TallMinBlocks = 2;
 constexpr int kInt8ShortTiles = 1, kInt8ShortMinBlocks = 3;
 
 // A shape's blocks for this weight and the blocks resident at once.
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
 std::pair<int64_t, int64_t> blocks_and_slots(const WeightOnlyArgs& args) {
-  constexpr auto kernel = wonly_gemv_kernel<kBf16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
   return {(args.n + 16 * kTiles - 1) / (16 * kTiles), kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas};
 }
 
 // int8, M ≤ 16: the 16-row shape where neither shape splits K and its
 // blocks fill their last wave better than the 32-row shape's.
-template <bool kBf16>
+template <bool kBf16, bool kParams16>
 bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
-  const auto [tall, tall_slots] = blocks_and_slots<kBf16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
+  const auto [tall, tall_slots] =
+      blocks_and_slots<kBf16, kParams16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
   const auto [short_, short_slots] =
-      blocks_and_slots<kBf16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
+      blocks_and_slots<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
   const bool unsplit = 2 * tall > tall_slots && 2 * short_ > short_slots;  // split_k_factor's bound
   return unsplit && wave_fill(short_, short_slots) > wave_fill(tall, tall_slots);
 }
 
-template <bool kBf16, bool kInt4>
+template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
   if (token_blocks == 1) {
     if constexpr (kInt4) {
       const int64_t warps_16_rows = (args.n + 15) / 16 * 4;  // 16-row blocks of 4 warps
       if (args.m <= 4 && warps_16_rows >= kManyRowsWarpsPerSm * sm_count) {
-        launch_variant<kBf16, kInt4, 1, 1, 1, 4, 7>(args);
+        launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 4, 7>(args);
       } else {
-        launch_variant<kBf16, kInt4, 1, 2, 1, 8>(args);
+        launch_variant<kBf16, kParams16, kInt4, 1, 2, 1, 8>(args);
       }
     } else {
-      launch_variant<kBf16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
+      launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
     }
   } else if constexpr (kInt4) {
     const int64_t blocks_32_rows = (args.n + 31) / 32;
     if (blocks_32_rows <= sm_count) {
-      launch_variant<kBf16, kInt4, 2, 2, 1, 8>(args);
+      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
     } else if (blocks_32_rows <= 3 * sm_count) {
-      launch_variant<kBf16, kInt4, 2, 2, 1, 4, 3>(args);
+      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);
     } else {
-      launch_variant<kBf16, kInt4, 2, 4, 1, 4>(args);
+      launch_variant<kBf16, kParams16, kInt4, 2, 4, 1, 4>(args);
     }
-  } else if (int8_short_blocks_fill_better<kBf16>(args)) {
-    launch_variant<kBf16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
+  } else if (int8_short_blocks_fill_better<kBf16, kParams16>(args)) {
+    launch_variant<kBf16, kParams16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
   } else {
-    launch_variant<kBf16, kInt4, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
+    launch_variant<kBf16, kParams16, kInt4, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
@@ -430,10 +436,14 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
 
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks) {
   const bool bf16 = args.dtype == DType::kBFloat16;
-  if (bf16 && args.int4) launch<true, true>(args, token_blocks);
-  else if (bf16) launch<true, false>(args, token_blocks);
-  else if (args.int4) launch<false, true>(args, token_blocks);
-  else launch<false, false>(args, token_blocks);
+  // Parameters fp32 or 16-bit: separate builds, so that the fp32 loop keeps
+  // its code (one runtime branch per parameter load made its loads issue in
+  // smaller batches: M = 16 on (28672, 8192) 76 → 89 µs).
+  const bool p16 = args.params16;
+  if (bf16 && args.int4) p16 ? launch<true, true, true>(args, token_blocks) : launch<true, false, true>(args, token_blocks);
+  else if (bf16) p16 ? launch<true, true, false>(args, token_blocks) : launch<true, false, false>(args, token_blocks);
+  else if (args.int4) p16 ? launch<false, true, true>(args, token_blocks) : launch<false, false, true>(args, token_blocks);
+  else p16 ? launch<false, true, false>(args, token_blocks) : launch<false, false, false>(args, token_blocks);
 }
 
 }  // namespace qgemm::detail

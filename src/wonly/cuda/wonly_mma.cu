@@ -14,7 +14,8 @@
 // thread's copies):
 //   act  [kBM][72] T          16 B copies; tokens past M, k past K zero-filled
 //   raw  [128][32 | 64] B     the weight's 16-byte chunks (int4 | int8), as stored
-//   par  [128][4] fp32        scale and offset of the groups of k0 and k0 + 32
+// and after the ring, the scales and offsets per block of two groups
+// (wonly_param_blocks.cuh: copied with the block's first k tile, 4 buffers).
 // Loop: wait for tile kt, one __syncthreads, issue tile kt + kStages − 1 into
 // the slot tile kt − 1 used, then multiply tile kt. The ring then holds the
 // output tile for coalesced stores (store_tile). kStages − 1 tiles are in
@@ -32,9 +33,10 @@
 // are 144 B (a quarter warp's 8 × 16 B hit distinct banks), raw rows 32 / 64 B.
 //
 // Dequantization: the decode kernel's HFMA2 code (wonly_device.cuh),
-// ŵ = round_T(q·s_T + o_T); halves of a tile past K load zero weights,
-// scales and offsets, so their ŵ is exactly 0 (their activations are 0 too,
-// but an offset alone could be ±inf in fp16).
+// ŵ = round_T(q·s_T + o_T); halves of a tile past K load zero weights and
+// read zero scales and offsets (ParamBlocks::second_of_block), so their ŵ is
+// exactly 0 (their activations are 0 too, but an offset alone could be ±inf
+// in fp16).
 // Blocks run token tiles fastest, in bands (TileCoord), so the blocks that
 // share a weight tile are co-scheduled and the weight comes from DRAM about
 // once per band, while the band's activations stay in L2.
@@ -44,6 +46,7 @@
 #include "core/cuda_check.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
+#include "wonly/cuda/wonly_param_blocks.cuh"
 #include "wonly/cuda/wonly_tile.cuh"
 
 namespace qgemm::detail {
@@ -68,19 +71,22 @@ struct Stage {
 
   uint16_t act[kBM][kActLd];
   uint8_t raw[kBN][kRawBytes];
-  float par[kBN][4];  // scale(k0), scale(k0+32), offset(k0), offset(k0+32)
 };
+
+template <bool kInt4, int kBM>
+constexpr int kRingBytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
 
 // The A fragments of one m16 tile for the four MMA steps of a k tile: rows
 // `row` and `row` + 8 of the stage, this lane's 16 elements (0 past K: see
-// LoadPlan::issue).
+// LoadPlan::issue), with the param block's group `second` of those rows.
 template <bool kBf16, bool kInt4, int kBM>
-__device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int row, int t, uint32_t a[4][4]) {
-  const int j = t >> 1;  // elements 16t… lie in the group of k0 (t < 2) or k0 + 32
+__device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int row, int t, const ParamPairs& par,
+                                          bool second, uint32_t a[4][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {  // h = 0: row g (a[s][0], a[s][2]); h = 1: row g + 8 (a[s][1], a[s][3])
     const int r = row + 8 * h;
-    const uint32_t s2 = param2<kBf16>(stage.par[r][j]), o2 = param2<kBf16>(stage.par[r][2 + j]);
+    const uint32_t s2 = second ? par.scale[h][1] : par.scale[h][0];
+    const uint32_t o2 = second ? par.offset[h][1] : par.offset[h][0];
     if constexpr (kInt4) {
       const uint2 words = *reinterpret_cast<const uint2*>(&stage.raw[r][8 * t]);
       uint32_t pairs[8];  // element pairs (0,1) (2,3) … (14,15) of the lane's 16
@@ -107,7 +113,7 @@ __device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int ro
 
 // kMT m16 tiles per warp: warps are (8 / kMT) along rows × kMT along tokens,
 // each 16·kMT rows × kBM/kMT tokens.
-template <bool kBf16, bool kInt4, int kBM, int kMT>
+template <bool kBf16, bool kParams16, bool kInt4, int kBM, int kMT>
 __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnlyArgs args, int band) {
   constexpr int kWarpsRows = 8 / kMT;
   constexpr int kWarpTokens = kBM / kMT;
@@ -125,26 +131,42 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   const int kt_begin = split.begin, kt_end = split.end;
 
   const LoadPlan<Stage<kInt4, kBM>> plan(args, token_base, row_base, smem_address(smem));
+  constexpr int kRing = kRingBytes<kInt4, kBM>;
+  static_assert(kStages - 1 <= kParamMaxLookahead, "the param buffers outlast the copies' lookahead");
+  const ParamBlocks<kParams16> params(args, row_base, smem_address(smem) + kRing, kt_begin);
+  // Everything k tile `kt` needs into ring slot `into` (the caller commits).
+  auto issue = [&](int kt, int into) {
+    if (params.starts_block(kt, kt_begin)) params.issue(kt);
+    plan.issue(args, kt, into);
+  };
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (kt_begin + s < kt_end) plan.issue(args, kt_begin + s, s);
+    if (kt_begin + s < kt_end) issue(kt_begin + s, s);
     cp_async_commit();  // empty groups keep the count uniform
   }
+  // Elements 16t… of a k tile lie in the first half (k0…k0+31, t < 2) or the second.
+  const int lane_half = t >> 1;
   int slot = 0, load_slot = kStages - 1;  // ring slots of tile kt and of tile kt + kStages − 1
 
   float acc[kMT][kNB][4] = {};
   for (int kt = kt_begin; kt < kt_end; ++kt) {
     cp_async_wait<kStages - 2>();  // this thread's copies of tile kt have landed
     __syncthreads();               // everyone's have, and tile kt − 1's slot is free
-    if (kt + kStages - 1 < kt_end) plan.issue(args, kt + kStages - 1, load_slot);
+    if (kt + kStages - 1 < kt_end) issue(kt + kStages - 1, load_slot);
     cp_async_commit();
     load_slot = load_slot + 1 == kStages ? 0 : load_slot + 1;
 
     const Stage<kInt4, kBM>& stage = stages[slot];
     slot = slot + 1 == kStages ? 0 : slot + 1;
+    const auto& param_block = *reinterpret_cast<const ParamBuffer*>(smem + kRing + params.buffer_offset(kt));
+    const bool second = params.second_of_block(kt, lane_half, args.k);
     uint32_t a[kMT][4][4];  // [m16 tile][step][fragment register]
 #pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) dequant_a<kBf16, kInt4, kBM>(stage, warp_rows + 16 * mt + g, t, a[mt]);
+    for (int mt = 0; mt < kMT; ++mt) {
+      ParamPairs par;
+      load_params<kBf16, kParams16>(param_block, warp_rows + 16 * mt + g, par);
+      dequant_a<kBf16, kInt4, kBM>(stage, warp_rows + 16 * mt + g, t, par, second, a[mt]);
+    }
     // Token by token block. Ordering the MMAs so that consecutive ones update
     // different accumulators (all n8 blocks' B fragments loaded first) was
     // 10–20 % slower on the H100: more live registers, and the MMA latency
@@ -173,11 +195,12 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
   store_tile<kBf16, kBM, kMT, kNB>(args, acc, smem, token_base, row_base, warp_rows, warp_tokens, g, t);
 }
 
-template <bool kBf16, bool kInt4, int kBM, int kMT>
+template <bool kBf16, bool kParams16, bool kInt4, int kBM, int kMT>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
-  constexpr int bytes = kStages * static_cast<int>(sizeof(Stage<kInt4, kBM>));
-  static_assert(epilogue_smem_bytes<kBM, kBM / 8 * 4>() <= bytes, "the ring holds the output tile");
-  constexpr auto kernel = wonly_mma_kernel<kBf16, kInt4, kBM, kMT>;
+  constexpr int ring = kRingBytes<kInt4, kBM>;
+  constexpr int bytes = ring + kParamBuffers * static_cast<int>(sizeof(ParamBuffer));
+  static_assert(epilogue_smem_bytes<kBM, kBM / 8 * 4>() <= ring, "the ring holds the output tile");
+  constexpr auto kernel = wonly_mma_kernel<kBf16, kParams16, kInt4, kBM, kMT>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
   // Split K while the tiles fill at most half of the resident CTAs (2 per
@@ -187,15 +210,15 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k));
 }
 
-template <bool kBf16, bool kInt4>
+template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int block_m) {
   cudaStream_t stream = as_cuda_stream(args.stream);
   // 64 tokens: warps 8 × 1 (16 rows × 64 tokens each; the 4 × 2 layout
   // dequantizes every weight twice and was 15–20 % slower); 128 tokens:
   // warps 4 × 2 (32 rows × 64 tokens: half the shared activation reads of
   // 8 × 1, 5–10 % faster). H100, (28672, 8192) and (4096, 4096).
-  if (block_m == 64) launch_tile<kBf16, kInt4, 64, 1>(args, stream);
-  else launch_tile<kBf16, kInt4, 128, 2>(args, stream);
+  if (block_m == 64) launch_tile<kBf16, kParams16, kInt4, 64, 1>(args, stream);
+  else launch_tile<kBf16, kParams16, kInt4, 128, 2>(args, stream);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -204,10 +227,11 @@ void launch(const WeightOnlyArgs& args, int block_m) {
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m) {
   // The caller (wonly_dispatch.cu) has checked K ≤ 2^30 and N ≤ 65535·128.
   const bool bf16 = args.dtype == DType::kBFloat16;
-  if (bf16 && args.int4) launch<true, true>(args, block_m);
-  else if (bf16) launch<true, false>(args, block_m);
-  else if (args.int4) launch<false, true>(args, block_m);
-  else launch<false, false>(args, block_m);
+  const bool p16 = args.params16;  // fp32 or 16-bit parameters: separate builds
+  if (bf16 && args.int4) p16 ? launch<true, true, true>(args, block_m) : launch<true, false, true>(args, block_m);
+  else if (bf16) p16 ? launch<true, true, false>(args, block_m) : launch<true, false, false>(args, block_m);
+  else if (args.int4) p16 ? launch<false, true, true>(args, block_m) : launch<false, false, true>(args, block_m);
+  else p16 ? launch<false, true, false>(args, block_m) : launch<false, false, false>(args, block_m);
 }
 
 }  // namespace qgemm::detail

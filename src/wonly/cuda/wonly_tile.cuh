@@ -3,11 +3,11 @@
 // wgmma, sm_90a). Both kernels have 256 threads and a block tile of
 // kBN = 128 weight rows × kBM tokens × kBK = 64 k, and share the split-K
 // epilogue inside a cluster, the block tile order and the coalesced output
-// store. The cp.async load plan is wonly_mma's (wonly_wgmma loads by TMA and
+// store. The cp.async load plan is wonly_mma's (wonly_wgmma loads by TMA;
+// both kernels copy the scales and offsets per block of two groups,
 // wonly_param_blocks.cuh): its ring slot (`Stage`) holds
 //   act  [kBM tokens][64 k] T   16-byte chunks; tokens past M, k past K zero-filled
 //   raw  [128 rows][32 | 64] B  the weight's 16-byte chunks (int4 | int8), as stored
-//   par  [128][4] fp32          scale and offset of the groups of k0 and k0 + 32
 // and says where chunk c of token / row r goes (act_offset, raw_offset).
 #pragma once
 
@@ -57,7 +57,6 @@ __device__ __forceinline__ void cp_async_wait() {
 // tile on it). Thread i copies
 //   act: column chunk i%8 of tokens i/8 + 32j          (j < kBM/32)
 //   raw: chunk i%C of rows i/C + (256/C)j, C = 2 | 4   (j < C/2)
-//   par: row i%128's scales (i < 128) or offsets, groups of k0 and k0 + 32
 // StageT's layouts must keep act_offset(r + 32j, c) = act_offset(r, c) +
 // 32j·kActPitch and likewise for raw rows.
 template <class StageT>
@@ -71,7 +70,6 @@ struct LoadPlan {
   static constexpr uint32_t kActStep = 32 * StageT::kActPitch;                          // 32 tokens
   static constexpr uint32_t kRawStep = (kTileThreads / kChunks) * StageT::kRawBytes;    // rows
   static constexpr uint32_t kActOffset = offsetof(StageT, act), kRawOffset = offsetof(StageT, raw);
-  static constexpr uint32_t kParOffset = offsetof(StageT, par);
 
   const uint16_t* act;  // token i/8 (clamped into [0, M)), column 8·(i%8)
   int64_t act_step;     // 32 tokens
@@ -79,9 +77,7 @@ struct LoadPlan {
   int act_col;
   const uint8_t* raw[kRawCopies];  // row part of the chunk offset
   int chunk;
-  const float* par;  // this row's scales or offsets (null: zero-fill)
-  int group_shift;   // group = k >> shift (per channel: 31, always 0)
-  uint32_t act_dst, raw_dst, par_dst;  // shared addresses in stage 0
+  uint32_t act_dst, raw_dst;  // shared addresses in stage 0
 
   __device__ LoadPlan(const WeightOnlyArgs& args, int64_t token_base, int64_t row_base, uint32_t smem) {
     const int i = threadIdx.x;
@@ -100,16 +96,12 @@ struct LoadPlan {
     }
     act_dst = smem + kActOffset + StageT::act_offset(i / 8, i % 8);
     raw_dst = smem + kRawOffset + StageT::raw_offset(i / kChunks, chunk);
-    const int64_t row = min(row_base + i % kTileRows, args.n - 1);
-    par = i < kTileRows ? args.scales + row * args.ld_scales
-                        : (args.offsets != nullptr ? args.offsets + row * args.ld_offsets : nullptr);
-    group_shift = element_group_shift(args);
-    par_dst = smem + kParOffset + (i % kTileRows) * 16 + (i < kTileRows ? 0 : 8);
   }
 
   // Issues the copies of k tile `kt` into ring slot `slot` (the caller commits).
-  // Halves of the tile at or past K get zero weights, scales and offsets, so
-  // their ŵ = round_T(0·0 + 0) = 0 exactly (an offset past K could be ±inf).
+  // Halves of the tile at or past K get zero weights (and, from ParamBlocks,
+  // zero scales and offsets), so their ŵ = round_T(0·0 + 0) = 0 exactly (an
+  // offset past K could be ±inf).
   __device__ __forceinline__ void issue(const WeightOnlyArgs& args, int kt, int slot) const {
     const uint32_t base = slot * static_cast<uint32_t>(sizeof(StageT));
     const int k0 = kt * kTileK, k = static_cast<int>(args.k);
@@ -126,11 +118,6 @@ struct LoadPlan {
     for (int j = 0; j < kRawCopies; ++j) {
       cp_async_16(base + raw_dst + j * kRawStep, chunk_inside ? raw[j] + c_offset : raw[j], chunk_inside);
     }
-    const bool second_inside = k0 + 32 < k;  // groups are ≥ 32 elements: one per half tile
-    const bool fill = par != nullptr;
-    cp_async_4(base + par_dst, fill ? par + (k0 >> group_shift) : args.scales, fill);
-    cp_async_4(base + par_dst + 4, fill && second_inside ? par + ((k0 + 32) >> group_shift) : args.scales,
-               fill && second_inside);
   }
 };
 

@@ -208,24 +208,6 @@ __device__ __forceinline__ void load_half(const Stage<kInt4, kBM>& stage, int ro
   }
 }
 
-// Rows g and g + 8 of the current param block, already as the HFMA2
-// operands (s_T, s_T) and (o_T, o_T) of its two groups: [h][0] group q,
-// [h][1] group q + 1 — converted once per block, not per half tile.
-struct ParamPairs {
-  uint32_t scale[2][2], offset[2][2];
-};
-
-// Rows `row` and `row` + 8 of a param block (scale(q), scale(q+1), offset(q), offset(q+1)).
-template <bool kBf16>
-__device__ __forceinline__ void load_params(const ParamBuffer& block, int row, ParamPairs& par) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float4 v = *reinterpret_cast<const float4*>(block.rows[row + 8 * h]);
-    par.scale[h][0] = param2<kBf16>(v.x), par.scale[h][1] = param2<kBf16>(v.y);
-    par.offset[h][0] = param2<kBf16>(v.z), par.offset[h][1] = param2<kBf16>(v.w);
-  }
-}
-
 // The lane's PRMT selector: int4, byte t of both operands (gather_bytes);
 // int8, halfword t % 2 of both (its halfwords t and t + 4, load_half).
 template <bool kInt4>
@@ -346,7 +328,7 @@ __device__ __forceinline__ void add_partials(const StreamKPlan& sk, int64_t firs
   }
 }
 
-template <bool kBf16, bool kInt4, int kBM, bool kStreamK>
+template <bool kBf16, bool kParams16, bool kInt4, int kBM, bool kStreamK>
 __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kernel(const WeightOnlyArgs args, int band,
                                                                         const __grid_constant__ CUtensorMap act_map,
                                                                         const __grid_constant__ CUtensorMap weight_map,
@@ -410,7 +392,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       int begin, end;
     } split{k_begin, k_end};
 
-    const ParamBlocks params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
+    const ParamBlocks<kParams16> params(args, row_base, smem_address(smem) + kRingBytes, split.begin);
     // The activations and weight bytes of k tile `k_tile` into ring slot
     // `into`, two TMA copies on the slot's mbarrier (thread 0 only). The
     // prepacked weight is 4-D (weight_map): of each row's 64 bytes per
@@ -475,8 +457,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       HalfWords half0;
       load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
       if (params.starts_block(kt, split.begin)) {
-        load_params<kBf16>(*reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)),
-                    warp_rows + g, par);
+        load_params<kBf16, kParams16>(
+            *reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)), warp_rows + g, par);
       }
       load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
@@ -635,10 +617,10 @@ CUtensorMap weight_map(const WeightOnlyArgs& args) {
 // one CTA per resident slot (stream_k_ctas) or, in place of a cluster split
 // of ≥ 4 (`small_grid`), one per SM (stream_k_ctas_small_grid). Returns
 // whether it launched.
-template <bool kBf16, bool kInt4, int kBM>
+template <bool kBf16, bool kParams16, bool kInt4, int kBM>
 bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, bool small_grid, cudaStream_t stream) {
   constexpr int bytes = Ring<kInt4, kBM>::kBytes;
-  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, true>;
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kParams16, kInt4, kBM, true>;
   constexpr int64_t kPartialBytes = stream_k_partial_bytes(kBM);
   static_assert(kPartialBytes == int64_t{kBM / 2} * kThreads * 4, "a slot holds one CTA's accumulators");
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);
@@ -670,13 +652,13 @@ bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, bool small_grid, cu
   return true;
 }
 
-template <bool kBf16, bool kInt4, int kBM>
+template <bool kBf16, bool kParams16, bool kInt4, int kBM>
 void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   constexpr int ring = Ring<kInt4, kBM>::kRingBytes;
   constexpr int bytes = Ring<kInt4, kBM>::kBytes;  // ring, params, mbarriers
   static_assert(epilogue_smem_bytes<kBM, kBM / 2>() <= ring, "the ring (not what follows) holds the output tile");
   static_assert(kBM == 256 || 2 * (bytes + 1024) <= 228 * 1024, "two CTAs per SM fit in shared memory");
-  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kInt4, kBM, false>;
+  constexpr auto kernel = wonly_wgmma_kernel<kBf16, kParams16, kInt4, kBM, false>;
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, bytes);  // also opts in > 48 KB
   const dim3 tiles(static_cast<unsigned>((args.m + kBM - 1) / kBM), static_cast<unsigned>((args.n + kBN - 1) / kBN));
   // Split K while the CTAs stay at most one per SM, keeping ≥ 8 k tiles per
@@ -686,7 +668,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   if constexpr (kHasStreamK<kBM>) {
     // Where the grid needs no cluster split, or one of ≥ 4 (or a test forces it).
     const bool candidate = splits == 1 || splits >= 4 || stream_k_override_ctas() > 0;
-    if (candidate && args.workspace != nullptr && launch_stream_k<kBf16, kInt4, kBM>(args, tiles, splits >= 4, stream)) {
+    if (candidate && args.workspace != nullptr && launch_stream_k<kBf16, kParams16, kInt4, kBM>(args, tiles, splits >= 4, stream)) {
       return;
     }
   }
@@ -694,12 +676,12 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
                  activation_map(args, kBM), weight_map(args), StreamKPlan{});
 }
 
-template <bool kBf16, bool kInt4>
+template <bool kBf16, bool kParams16, bool kInt4>
 void launch_weight(const WeightOnlyArgs& args, int block_m, cudaStream_t stream) {
   switch (block_m) {
-    case 64: launch_tile<kBf16, kInt4, 64>(args, stream); break;
-    case 128: launch_tile<kBf16, kInt4, 128>(args, stream); break;
-    default: launch_tile<kBf16, kInt4, 256>(args, stream); break;
+    case 64: launch_tile<kBf16, kParams16, kInt4, 64>(args, stream); break;
+    case 128: launch_tile<kBf16, kParams16, kInt4, 128>(args, stream); break;
+    default: launch_tile<kBf16, kParams16, kInt4, 256>(args, stream); break;
   }
 }
 
@@ -713,10 +695,11 @@ void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
   }
   cudaStream_t stream = as_cuda_stream(args.stream);
   const bool bf16 = args.dtype == DType::kBFloat16;
-  if (bf16 && args.int4) launch_weight<true, true>(args, block_m, stream);
-  else if (bf16) launch_weight<true, false>(args, block_m, stream);
-  else if (args.int4) launch_weight<false, true>(args, block_m, stream);
-  else launch_weight<false, false>(args, block_m, stream);
+  const bool p16 = args.params16;  // fp32 or 16-bit parameters: separate builds (wonly_param_blocks.cuh)
+  if (bf16 && args.int4) p16 ? launch_weight<true, true, true>(args, block_m, stream) : launch_weight<true, false, true>(args, block_m, stream);
+  else if (bf16) p16 ? launch_weight<true, true, false>(args, block_m, stream) : launch_weight<true, false, false>(args, block_m, stream);
+  else if (args.int4) p16 ? launch_weight<false, true, true>(args, block_m, stream) : launch_weight<false, false, true>(args, block_m, stream);
+  else p16 ? launch_weight<false, true, false>(args, block_m, stream) : launch_weight<false, false, false>(args, block_m, stream);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
