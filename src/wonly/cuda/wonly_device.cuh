@@ -76,20 +76,29 @@ __device__ __forceinline__ void dequant_int4_word(uint32_t word, uint32_t s2, ui
 }
 
 // Four int8 elements (byte e = element e, signed) → pairs (e0,e1), (e2,e3).
-// fp16: the 16-bit magic holds 1024 + (q + 128) exactly; bf16 (8 significant
-// bits) goes through the fp32 magic 2^23 + (q + 128) and an exact cvt.
+// fp16: the 16-bit magic holds 1024 + (q + 128) exactly. bf16 has 8
+// significant bits, too few for the magic 128 + (q + 128), so the byte is
+// split: its low 7 bits through the magic, 0x4300 | low7 = 128 + low7, and its
+// sign bit into the bias, 0x4300 | (byte & 0x80) = 128 or 256; then
+// q = (128 + low7) − (128 + 128·sign) exactly (an integer in −128…127), one
+// HFMA2 per pair. 2 LOP3 + 4 PRMT + 2 HFMA2 per 4 elements before the
+// scaling, where the former fp32 magic (2^23 + (q + 128), FADD, F2FP pack)
+// took 1 LOP3 + 4 PRMT + 4 FADD + 2 F2FP.
 template <bool kBf16>
 __device__ __forceinline__ void dequant_int8_word(uint32_t word, uint32_t s2, uint32_t o2,
                                                   uint32_t pairs[2]) {
-  const uint32_t biased = word ^ 0x80808080u;  // q + 128 in every byte
   if constexpr (kBf16) {
+    using M = Magic<true>;
+    constexpr uint32_t kNegOne2 = 0xbf80bf80u;  // (−1, −1)
+    const uint32_t low7 = word & 0x7f7f7f7fu, sign = word & 0x80808080u;
 #pragma unroll
     for (int b = 0; b < 2; ++b) {
-      const float q0 = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B00u, 0x5440u | (2 * b))), 8388736.0f);
-      const float q1 = __fsub_rn(__uint_as_float(__byte_perm(biased, 0x4B00u, 0x5440u | (2 * b + 1))), 8388736.0f);
-      pairs[b] = fma2<true>(pack2<true>(q0, q1), s2, o2);  // q exact in bf16
+      const uint32_t sel = b == 0 ? 0x4140u : 0x4342u;  // bytes 2b, 2b+1 under 0x43
+      const uint32_t q = fma2<true>(__byte_perm(sign, M::kBytes, sel), kNegOne2, __byte_perm(low7, M::kBytes, sel));
+      pairs[b] = fma2<true>(q, s2, o2);
     }
   } else {
+    const uint32_t biased = word ^ 0x80808080u;  // q + 128 in every byte
     using M = Magic<false>;
     constexpr uint32_t kNeg1152 = 0xe480e480u;  // (−1152, −1152) = −(1024 + 128)
     pairs[0] = fma2<false>(fma2<false>(__byte_perm(biased, M::kBytes, 0x4140), M::kOne2, kNeg1152), s2, o2);

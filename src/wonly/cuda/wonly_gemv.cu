@@ -32,7 +32,7 @@
 // keeps loop-carried pointers (one add each per K tile) and loads the next
 // kDepth tiles into registers before the current tile's math. SASS per
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
-// int8 4.8–5.0 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+// int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
 #include <type_traits>
 #include <utility>
 
