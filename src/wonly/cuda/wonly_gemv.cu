@@ -432,18 +432,23 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
+// Parameters fp32 or 16-bit: separate builds, so that the fp32 loop keeps its
+// code (one runtime branch per parameter load made its loads issue in smaller
+// batches: M = 16 on (28672, 8192) 76 → 89 µs).
+template <bool kBf16, bool kInt4>
+void launch_params(const WeightOnlyArgs& args, int token_blocks) {
+  if (args.params16) launch<kBf16, true, kInt4>(args, token_blocks);
+  else launch<kBf16, false, kInt4>(args, token_blocks);
+}
+
 }  // namespace
 
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks) {
   const bool bf16 = args.dtype == DType::kBFloat16;
-  // Parameters fp32 or 16-bit: separate builds, so that the fp32 loop keeps
-  // its code (one runtime branch per parameter load made its loads issue in
-  // smaller batches: M = 16 on (28672, 8192) 76 → 89 µs).
-  const bool p16 = args.params16;
-  if (bf16 && args.int4) p16 ? launch<true, true, true>(args, token_blocks) : launch<true, false, true>(args, token_blocks);
-  else if (bf16) p16 ? launch<true, true, false>(args, token_blocks) : launch<true, false, false>(args, token_blocks);
-  else if (args.int4) p16 ? launch<false, true, true>(args, token_blocks) : launch<false, false, true>(args, token_blocks);
-  else p16 ? launch<false, true, false>(args, token_blocks) : launch<false, false, false>(args, token_blocks);
+  if (bf16 && args.int4) launch_params<true, true>(args, token_blocks);
+  else if (bf16) launch_params<true, false>(args, token_blocks);
+  else if (args.int4) launch_params<false, true>(args, token_blocks);
+  else launch_params<false, false>(args, token_blocks);
 }
 
 }  // namespace qgemm::detail

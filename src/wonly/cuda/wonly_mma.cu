@@ -222,16 +222,22 @@ void launch(const WeightOnlyArgs& args, int block_m) {
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
+// fp32 or 16-bit parameters: separate builds (wonly_param_blocks.cuh).
+template <bool kBf16, bool kInt4>
+void launch_params(const WeightOnlyArgs& args, int block_m) {
+  if (args.params16) launch<kBf16, true, kInt4>(args, block_m);
+  else launch<kBf16, false, kInt4>(args, block_m);
+}
+
 }  // namespace
 
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m) {
   // The caller (wonly_dispatch.cu) has checked K ≤ 2^30 and N ≤ 65535·128.
   const bool bf16 = args.dtype == DType::kBFloat16;
-  const bool p16 = args.params16;  // fp32 or 16-bit parameters: separate builds
-  if (bf16 && args.int4) p16 ? launch<true, true, true>(args, block_m) : launch<true, false, true>(args, block_m);
-  else if (bf16) p16 ? launch<true, true, false>(args, block_m) : launch<true, false, false>(args, block_m);
-  else if (args.int4) p16 ? launch<false, true, true>(args, block_m) : launch<false, false, true>(args, block_m);
-  else p16 ? launch<false, true, false>(args, block_m) : launch<false, false, false>(args, block_m);
+  if (bf16 && args.int4) launch_params<true, true>(args, block_m);
+  else if (bf16) launch_params<true, false>(args, block_m);
+  else if (args.int4) launch_params<false, true>(args, block_m);
+  else launch_params<false, false>(args, block_m);
 }
 
 }  // namespace qgemm::detail

@@ -685,6 +685,13 @@ void launch_weight(const WeightOnlyArgs& args, int block_m, cudaStream_t stream)
   }
 }
 
+// fp32 or 16-bit parameters: separate builds (wonly_param_blocks.cuh).
+template <bool kBf16, bool kInt4>
+void launch_params(const WeightOnlyArgs& args, int block_m, cudaStream_t stream) {
+  if (args.params16) launch_weight<kBf16, true, kInt4>(args, block_m, stream);
+  else launch_weight<kBf16, false, kInt4>(args, block_m, stream);
+}
+
 }  // namespace
 
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
@@ -695,11 +702,10 @@ void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m) {
   }
   cudaStream_t stream = as_cuda_stream(args.stream);
   const bool bf16 = args.dtype == DType::kBFloat16;
-  const bool p16 = args.params16;  // fp32 or 16-bit parameters: separate builds (wonly_param_blocks.cuh)
-  if (bf16 && args.int4) p16 ? launch_weight<true, true, true>(args, block_m, stream) : launch_weight<true, false, true>(args, block_m, stream);
-  else if (bf16) p16 ? launch_weight<true, true, false>(args, block_m, stream) : launch_weight<true, false, false>(args, block_m, stream);
-  else if (args.int4) p16 ? launch_weight<false, true, true>(args, block_m, stream) : launch_weight<false, false, true>(args, block_m, stream);
-  else p16 ? launch_weight<false, true, false>(args, block_m, stream) : launch_weight<false, false, false>(args, block_m, stream);
+  if (bf16 && args.int4) launch_params<true, true>(args, block_m, stream);
+  else if (bf16) launch_params<true, false>(args, block_m, stream);
+  else if (args.int4) launch_params<false, true>(args, block_m, stream);
+  else launch_params<false, false>(args, block_m, stream);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
