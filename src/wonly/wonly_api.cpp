@@ -226,10 +226,7 @@ void check_workspace(const TensorView& workspace, const TensorView& out, const T
   }
   if (workspace.size(0) == 0) return;
   detail::check_not_null(workspace, "workspace");
-  if (reinterpret_cast<uintptr_t>(workspace.data()) % 16 != 0) {
-    fail(ErrorKind::kValue, "workspace: must be 16-byte aligned, got an address at offset " +
-                                std::to_string(reinterpret_cast<uintptr_t>(workspace.data()) % 16) + " from 16");
-  }
+  check_aligned16(workspace.data(), 0, false, "workspace");
   detail::check_no_overlap(workspace, "workspace", out, "out");
   detail::check_no_overlap(workspace, "workspace", a, "a");
   detail::check_no_overlap(workspace, "workspace", w, "w");

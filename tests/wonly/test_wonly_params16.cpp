@@ -56,13 +56,8 @@ std::vector<uint16_t> run(const WonlyCase& c, const WonlyActs& x, const CudaBuff
                           int group, const TensorView* workspace) {
   CudaBuffer out(x.out.size() * 2);
   out.poison();
-  const TensorView out_v = x.out_view(out.get(), c.n, x.ldo, kGpu);
-  if (workspace != nullptr) {
-    weight_only_mm(out_v, x.a_view(a.get(), kGpu), w, scales, offsets, group, x.bias_view(bias.get(), 0, c.n, kGpu),
-                   *workspace);
-  } else {
-    weight_only_mm(out_v, x.a_view(a.get(), kGpu), w, scales, offsets, group, x.bias_view(bias.get(), 0, c.n, kGpu));
-  }
+  weight_only_mm_with(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), w, scales, offsets, group,
+                      x.bias_view(bias.get(), 0, c.n, kGpu), workspace);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.name();
   std::vector<uint16_t> bits;
   out.download(bits);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,17 @@ struct DeviceWeights {
   }
 };
 
+// weight_only_mm, through the workspace overload when `workspace` is given.
+inline void weight_only_mm_with(const TensorView& out, const TensorView& a, const TensorView& w,
+                                const TensorView& scales, const std::optional<TensorView>& offsets, int group,
+                                const std::optional<TensorView>& bias, const TensorView* workspace) {
+  if (workspace != nullptr) {
+    weight_only_mm(out, a, w, scales, offsets, group, bias, *workspace);
+  } else {
+    weight_only_mm(out, a, w, scales, offsets, group, bias);
+  }
+}
+
 // Runs case c on the GPU and checks columns in `blocks` ([first, count)) against the CPU twin.
 // With `workspace`, through weight_only_mm's workspace overload.
 inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWeights& dev,
@@ -74,11 +86,7 @@ inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWe
   const TensorView scales_v = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
   const auto offsets_v = w.offsets_view(dev.offsets->get(), 0, c.n, kGpu);
   const auto bias_v = x.bias_view(bias.get(), 0, c.n, kGpu);
-  if (workspace != nullptr) {
-    weight_only_mm(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v, *workspace);
-  } else {
-    weight_only_mm(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v);
-  }
+  weight_only_mm_with(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v, workspace);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.name();
   std::vector<uint16_t> gpu;
   out.download(gpu);

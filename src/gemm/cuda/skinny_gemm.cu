@@ -80,13 +80,13 @@ __device__ __forceinline__ uint4 load16_streaming(const uint8_t* p, bool valid) 
   return valid ? __ldcs(reinterpret_cast<const uint4*>(p)) : make_uint4(0, 0, 0, 0);
 }
 
-// One K chunk's registers: 16 bytes of each B column tile and of each A
-// row half (rows g and g + 8 of every 16-row fragment).
 // Output columns per CTA tile: the MMA's columns (8 per n8 tile), or its
 // rows (16 per fragment) when transposed.
 template <int kMFrags, int kNTiles, bool kTransposed>
 constexpr int kTileColumns = kTransposed ? 16 * kMFrags : 8 * kNTiles;
 
+// One K chunk's registers: 16 bytes of each B column tile and of each A
+// row half (rows g and g + 8 of every 16-row fragment).
 template <int kMFrags, int kNTiles>
 struct Chunk {
   uint4 b[kNTiles];
