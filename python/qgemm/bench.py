@@ -2,7 +2,8 @@
 PyTorch peers, in one process on one GPU:
 
     python -m qgemm.bench gemm|quant|fused [--json FILE] [--runs 100] [--no-compile]
-                                           [--timing graph|events]
+                                           [--timing graph|events] [--ops NAME,...]
+                                           [--shapes AxB[xC],...]
 
 --timing graph (default): each peer's calls, one per rotated input set, are
 captured in a CUDA graph and the replays are timed with CUDA events: the
@@ -293,6 +294,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--timing", choices=("graph", "events"), default="graph",
                         help="graph: device time per call, calls replayed from a CUDA graph (default); "
                              "events: CUDA events around each Python call (includes host overhead)")
+    parser.add_argument("--ops", help="only these ops, comma-separated (e.g. rms_norm_quant,layer_norm_quant)")
+    parser.add_argument("--shapes", help="only these shapes, comma-separated, the shape's sizes joined by x "
+                                         "(fused/quant TxH, gemm MxNxK)")
     args = parser.parse_args(argv)
     import os
 
@@ -307,7 +311,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | {args.timing} timing, "
           f"median (µs)")
     timer = time_peer_graph if args.timing == "graph" else time_peer
+    ops = set(args.ops.split(",")) if args.ops else None
+    shapes = set(args.shapes.split(",")) if args.shapes else None
     for case in FAMILIES[args.family](torch, not args.no_compile):
+        if ops is not None and case.op.split()[0] not in ops:
+            continue
+        if shapes is not None and "x".join(str(v) for v in case.shape.values()) not in shapes:
+            continue
         row = {}
         for peer, fn in case.peers.items():
             try:

@@ -59,6 +59,17 @@ TEST(FusedLaunchTable, FewRowsSpreadEachRowOverMoreThreads) {
   expect_launch(4096, 4096, kBf16Vec, true, true, {128, 4});
 }
 
+TEST(FusedLaunchTable, FewRowsMarkGridsBelowHalfTheSmThreads) {
+  // few_rows: tokens · threads below 1024 threads per SM (132 SMs: 135168),
+  // where two-item norm rows take the kFewRows kernel build.
+  EXPECT_TRUE(select_fused_launch(16, 8192, kBf16Vec, true, kH100Sms).few_rows);   // 512 × 2
+  EXPECT_TRUE(select_fused_launch(263, 8192, kBf16Vec, true, kH100Sms).few_rows);  // 134656 threads
+  EXPECT_FALSE(select_fused_launch(264, 8192, kBf16Vec, true, kH100Sms).few_rows);  // 135168
+  EXPECT_FALSE(select_fused_launch(4096, 4096, kBf16Vec, true, kH100Sms, true).few_rows);
+  // Short rows stop doubling at one item: 256 rows of 128 threads are few.
+  EXPECT_TRUE(select_fused_launch(256, 1024, kBf16Vec, true, kH100Sms).few_rows);
+}
+
 TEST(FusedLaunchTable, WhichOpsPreferFourItems) {
   EXPECT_TRUE(prefers_four_items(FusedOp::kRmsNorm, DType::kBFloat16, false));
   EXPECT_FALSE(prefers_four_items(FusedOp::kRmsNorm, DType::kBFloat16, true));  // add + RMSNorm

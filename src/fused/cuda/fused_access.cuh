@@ -54,25 +54,39 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pack) {
   *reinterpret_cast<Pack<T, N>*>(p) = pack;
 }
 
-// N consecutive elements of a float dtype, widened to fp32.
+// N elements of a float dtype as stored: one aligned access.
 template <DType kDtype, int N>
-__device__ __forceinline__ void load_floats(const void* base, int64_t index, float (&out)[N]) {
-  using E = Elem<kDtype>;
+using FloatPack = Pack<typename Elem<kDtype>::T, N>;
+
+template <DType kDtype, int N>
+__device__ __forceinline__ FloatPack<kDtype, N> load_float_pack(const void* base, int64_t index) {
+  return load_pack<typename Elem<kDtype>::T, N>(static_cast<const typename Elem<kDtype>::T*>(base) + index);
+}
+
+// A loaded pack widened to fp32.
+template <DType kDtype, int N>
+__device__ __forceinline__ void widen(const FloatPack<kDtype, N>& pack, float (&out)[N]) {
   if constexpr (kDtype == DType::kBFloat16 && N % 2 == 0) {
     // bf16 pairs straight from their 32-bit word (little-endian: element 2w
     // in the low half): one shift or one mask each, where widening the
     // halves one by one costs the high half an extract and a shift.
-    const auto words = load_pack<uint32_t, N / 2>(reinterpret_cast<const uint32_t*>(static_cast<const uint16_t*>(base) + index));
+    uint32_t words[N / 2];
+    __builtin_memcpy(words, pack.v, sizeof(words));
 #pragma unroll
     for (int w = 0; w < N / 2; ++w) {
-      out[2 * w] = numeric::bits_float(words.v[w] << 16);
-      out[2 * w + 1] = numeric::bits_float(words.v[w] & 0xffff0000u);
+      out[2 * w] = numeric::bits_float(words[w] << 16);
+      out[2 * w + 1] = numeric::bits_float(words[w] & 0xffff0000u);
     }
   } else {
-    const auto pack = load_pack<typename E::T, N>(static_cast<const typename E::T*>(base) + index);
 #pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = E::to_float(pack.v[j]);
+    for (int j = 0; j < N; ++j) out[j] = Elem<kDtype>::to_float(pack.v[j]);
   }
+}
+
+// N consecutive elements of a float dtype, widened to fp32.
+template <DType kDtype, int N>
+__device__ __forceinline__ void load_floats(const void* base, int64_t index, float (&out)[N]) {
+  widen<kDtype, N>(load_float_pack<kDtype, N>(base, index), out);
 }
 
 }  // namespace qgemm::detail::fused

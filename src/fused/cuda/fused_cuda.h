@@ -13,6 +13,9 @@ struct FusedLaunch {
   int threads = 128;
   int items = 1;
   bool vector = false;
+  // The grid holds fewer threads than kMinThreadsPerSm per SM (decode
+  // batches): its time is one row's latency, and occupancy is no concern.
+  bool few_rows = false;
 };
 
 void fused_cuda(const FusedArgs& args);

@@ -9,10 +9,21 @@
 
 namespace qgemm::detail::fused {
 
+// Two-item rows of a norm op in a grid of few rows run the kFewRows build
+// (fused_row_kernel.cuh): parameters loaded with the row, under a register
+// cap of two blocks per SM instead of the op's occupancy cap.
 template <class Op, int kVec, int kItems>
 void launch_kernel(const FusedArgs& args, const FusedLaunch& launch) {
-  fused_row_kernel<Op, kVec, kItems>
-      <<<static_cast<unsigned>(args.tokens), launch.threads, 0, as_cuda_stream(args.stream)>>>(args);
+  const dim3 grid(static_cast<unsigned>(args.tokens)), block(launch.threads);
+  const cudaStream_t stream = as_cuda_stream(args.stream);
+  if constexpr (kItems == 2 && Op::kStats != RowStats::kNone) {
+    if (launch.few_rows) {
+      fused_row_kernel<Op, kVec, kItems, true><<<grid, block, 0, stream>>>(args);
+      QGEMM_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+  }
+  fused_row_kernel<Op, kVec, kItems><<<grid, block, 0, stream>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -96,9 +96,17 @@ struct RmsOpT {
     store_pack(residual, updated);
   }
   template <int N>
-  __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
+  struct NormParams {
+    FloatPack<kX, N> w;
+  };
+  template <int N>
+  __device__ static NormParams<N> load_norm_params(const FusedArgs& a, int64_t col) {
+    return {load_float_pack<kX, N>(a.weight, col)};
+  }
+  template <int N>
+  __device__ static void normalize(float (&v)[N], const RowNorm& norm, const NormParams<N>& p) {
     float w[N];
-    load_floats<kX, N>(a.weight, col, w);
+    widen<kX, N>(p.w, w);
 #pragma unroll
     for (int j = 0; j < N; ++j) v[j] = rms_normalize(v[j], norm.inv, w[j]);
   }
@@ -116,10 +124,18 @@ struct LayerNormBase {
   static constexpr int kMinBlocksTwoItems = 1, kMinBlocksFourItems = 2;
   static constexpr bool kCodeByWarp0 = false;
   template <int N>
-  __device__ static void normalize(const FusedArgs& a, int64_t col, float (&v)[N], const RowNorm& norm) {
+  struct NormParams {
+    FloatPack<kParam, N> gamma, beta;
+  };
+  template <int N>
+  __device__ static NormParams<N> load_norm_params(const FusedArgs& a, int64_t col) {
+    return {load_float_pack<kParam, N>(a.weight, col), load_float_pack<kParam, N>(a.beta, col)};
+  }
+  template <int N>
+  __device__ static void normalize(float (&v)[N], const RowNorm& norm, const NormParams<N>& p) {
     float gamma[N], beta[N];
-    load_floats<kParam, N>(a.weight, col, gamma);
-    load_floats<kParam, N>(a.beta, col, beta);
+    widen<kParam, N>(p.gamma, gamma);
+    widen<kParam, N>(p.beta, beta);
 #pragma unroll
     for (int j = 0; j < N; ++j) v[j] = layer_normalize(v[j], norm.mean, norm.inv, gamma[j], beta[j]);
   }
@@ -166,7 +182,13 @@ struct ElementwiseBase {
   // dynamic_code_in_registers): every warp, or warp 0 for the block.
   static constexpr bool kCodeByWarp0 = false;
   template <int N>
-  __device__ static void normalize(const FusedArgs&, int64_t, float (&)[N], const RowNorm&) {}
+  struct NormParams {};
+  template <int N>
+  __device__ static NormParams<N> load_norm_params(const FusedArgs&, int64_t) {
+    return {};
+  }
+  template <int N>
+  __device__ static void normalize(float (&)[N], const RowNorm&, const NormParams<N>&) {}
 };
 
 template <DType kX>

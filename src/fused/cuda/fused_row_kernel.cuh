@@ -10,7 +10,8 @@
 // block reduces its statistics (Σv² or Σv, Σ(v−μ)²), normalizes in
 // registers, reduces amax (or min/max) when the scale is dynamic, and writes
 // q with one store per chunk: one pass over the data, two block reductions
-// where a row statistic must precede the scale.
+// where a row statistic must precede the scale. One-item rows and grids of
+// few rows load the normalization parameters with the row (kEarlyParams).
 //
 // Streaming path (kItems == 0, rows longer than the register table covers):
 // the same steps with one loop over the row per step, recomputing the
@@ -263,16 +264,23 @@ __device__ __forceinline__ int64_t chunk_column(int i) {
 
 // kFull: every thread's kItems chunks lie inside the row (N = kItems ·
 // threads · kVec, the common case), so no chunk needs a bounds branch.
-template <class Op, int kVec, int kItems, bool kFull>
+// kEarlyParams: the normalization parameters (w, or γ and β) are loaded with
+// the row, before the block reductions, so that their latency overlaps the
+// row's instead of following the reductions (the parameters are read once
+// per row, from L2 or, when the previous kernel evicted them, DRAM); it costs
+// their registers (4–8 per chunk) for the row's lifetime.
+template <class Op, int kVec, int kItems, bool kFull, bool kEarlyParams>
 __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row) {
   const int64_t chunks = (a.hidden + kVec - 1) / kVec;
   float v[kItems][kVec];
   bool valid[kItems];
+  typename Op::template NormParams<kVec> params[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     valid[i] = kFull || chunk_column<kVec>(i) < chunks * kVec;
     if (valid[i]) {
       Op::template prologue<kVec>(a, row, chunk_column<kVec>(i), v[i], true);
+      if constexpr (kEarlyParams) params[i] = Op::template load_norm_params<kVec>(a, chunk_column<kVec>(i));
     } else {  // past the row's end: zeros, which no max / min statistic notices
 #pragma unroll
       for (int j = 0; j < kVec; ++j) v[i][j] = 0.0f;
@@ -299,7 +307,9 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
   }
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    if (valid[i]) Op::template normalize<kVec>(a, chunk_column<kVec>(i), v[i], norm);
+    if (!valid[i]) continue;
+    if constexpr (!kEarlyParams) params[i] = Op::template load_norm_params<kVec>(a, chunk_column<kVec>(i));
+    Op::template normalize<kVec>(v[i], norm, params[i]);
   }
   const RowCode c = a.dynamic ? dynamic_code_in_registers<Op>(a, row, v)
                               : static_code(a.scale[0], a.azp != nullptr ? a.azp[0] : 0, a.narrow_range);
@@ -339,7 +349,7 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
   if (a.dynamic) {
     for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
       Op::template prologue<kVec>(a, row, c * kVec, v, first);
-      Op::template normalize<kVec>(a, c * kVec, v, norm);
+      Op::template normalize<kVec>(v, norm, Op::template load_norm_params<kVec>(a, c * kVec));
       add_stats(range, amax, v, a.azp != nullptr);
     }
     first = false;
@@ -347,7 +357,7 @@ __device__ __forceinline__ void row_streaming(const FusedArgs& a, int64_t row) {
   const RowCode code = finish_code(a, row, range, amax);
   for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
     Op::template prologue<kVec>(a, row, c * kVec, v, first);
-    Op::template normalize<kVec>(a, c * kVec, v, norm);
+    Op::template normalize<kVec>(v, norm, Op::template load_norm_params<kVec>(a, c * kVec));
     store_quantized<kVec>(a, row, c * kVec, v, code);
   }
 }
@@ -379,14 +389,22 @@ template <class Op, int kItems>
 constexpr int kMinBlocksPerSm = std::min(
     kFusedBlocksPerSmLimit, kItems == 2 ? Op::kMinBlocksTwoItems : kItems == 4 ? Op::kMinBlocksFourItems : 1);
 
-template <class Op, int kVec, int kItems>
-__global__ void __launch_bounds__(kFusedMaxThreads, (kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {
+// kFewRows: the build for grids of few rows (FusedLaunch::few_rows, at most
+// two 512-thread rows per SM), whose time is one row's latency. It loads the
+// normalization parameters with the row (kEarlyParams) and is capped at two
+// blocks per SM — 64 registers — instead of the op's occupancy cap, under
+// which the early parameters spill (two-item rows: LayerNorm 24 → 64 bytes
+// of stack, RMSNorm 16 → 56). Uncapped, the two-item LayerNorm took more
+// than 64 registers, one row per SM, and ran 256×8192 24 % slower.
+template <class Op, int kVec, int kItems, bool kFewRows = false>
+__global__ void __launch_bounds__(kFusedMaxThreads, (kFewRows ? 2 : kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {
+  constexpr bool kEarlyParams = kItems == 1 || kFewRows;
   const int64_t row = blockIdx.x;
   if constexpr (kItems > 0) {
     if (args.hidden == static_cast<int64_t>(kItems) * blockDim.x * kVec) {
-      row_in_registers<Op, kVec, kItems, true>(args, row);
+      row_in_registers<Op, kVec, kItems, true, kEarlyParams>(args, row);
     } else {
-      row_in_registers<Op, kVec, kItems, false>(args, row);
+      row_in_registers<Op, kVec, kItems, false, kEarlyParams>(args, row);
     }
   } else {
     row_streaming<Op, kVec>(args, row);
