@@ -71,6 +71,17 @@ void weight_only_mm(const TensorView& out, const TensorView& a, const TensorView
 // flag word per CTA (17.3 MB on a 132-SM H100); 0 on the CPU.
 int64_t weight_only_workspace_bytes(Device device);
 
+// Bytes of a workspace that also opens the dense prefill path for an [N,K]
+// weight: N·K 16-bit values (rounded up to 256 bytes), at least
+// weight_only_workspace_bytes(device); 0 on the CPU. With a workspace this
+// large, calls with many tokens on an sm_90 GPU (M ≥ 4096; the table in
+// src/wonly/cuda/wonly_dispatch.cu) dequantize the weight once into it,
+// ŵ = round_T(q·s_T + o_T), and run a dense tensor-core GEMM on ŵ instead of
+// dequantizing every weight tile once per token tile: the same values up to
+// the fp32 summation order (docs/weight_only.md, "Dense prefill path").
+// Smaller workspaces, other GPUs and fewer tokens keep the fused kernels.
+int64_t weight_only_dense_workspace_bytes(Device device, int64_t n, int64_t k);
+
 // Bytes of one 16-byte weight chunk: 32 int4 or 16 int8 elements along K.
 constexpr int64_t kWeightOnlyChunkBytes = 16;
 // The prepacked layout groups the weight into tiles of 16 rows × 64 bytes

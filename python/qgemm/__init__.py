@@ -19,7 +19,7 @@ from .fused import (add_rms_norm_quant, bias_gelu_quant, bias_gelu_quant_int32, 
                     layer_norm_quant_int32, rms_norm_quant, silu_and_mul_quant)
 from .quant import dequantize, pack_int4, quantize, quantize_weight_int4, unpack_int4
 from .weight_only import (weight_only_mm, weight_only_prepack, weight_only_prepacked_shape,
-                          weight_only_workspace_bytes)
+                          weight_only_workspace_bytes, weight_only_dense_workspace_bytes)
 
 __version__: str = _qgemm.version()
 
@@ -43,7 +43,7 @@ __all__ = [
     "Fp8", "fp8", "scaled_mm", "scaled_mm_azp", "azp_adj", "quantize", "dequantize", "quantize_weight_int4",
     "pack_int4", "unpack_int4", "rms_norm_quant", "add_rms_norm_quant", "layer_norm_quant", "layer_norm_quant_int32",
     "silu_and_mul_quant", "bias_gelu_quant", "bias_gelu_quant_int32", "weight_only_mm", "weight_only_prepack",
-    "weight_only_workspace_bytes", "weight_only_prepacked_shape", "built_with_cuda", "cuda_archs",
-    "cuda_device_count", "torch_ops_registered",
+    "weight_only_workspace_bytes", "weight_only_dense_workspace_bytes", "weight_only_prepacked_shape",
+    "built_with_cuda", "cuda_archs", "cuda_device_count", "torch_ops_registered",
     "__version__",
 ]

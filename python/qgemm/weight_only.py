@@ -30,8 +30,11 @@ def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size:
     workspace: optional uint8 scratch of at least
     weight_only_workspace_bytes(device) bytes on a's device, with which the
     CUDA tensor-core kernel balances its tiles over the SMs (stream-K; the
-    same result up to the fp32 summation order). Reuse one per device and
-    stream; it needs no initialization."""
+    same result up to the fp32 summation order). One of
+    weight_only_dense_workspace_bytes(device, N, K) bytes also lets calls
+    with many tokens on sm_90 dequantize the weight once into it and run a
+    dense GEMM (the same values up to the summation order). Reuse one per
+    device and stream; it needs no initialization."""
     _arrays.require(a, "a")
     group = _group_size(a, group_size)
     if _torch_ops.use_torch_op(a, stream):
@@ -49,25 +52,39 @@ def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size:
     return out
 
 
-def weight_only_workspace_bytes(device: Any = None) -> int:
-    """Bytes of weight_only_mm's workspace on `device`: a CUDA device index,
-    a torch.device / "cuda:N" / "cpu" (None or "cpu": 0, the CPU needs none)."""
+def _cuda_index(device: Any) -> Optional[int]:
+    """A CUDA device index, a torch.device / "cuda:N" / "cpu" as an index
+    (None: the CPU)."""
     if device is None:
-        return 0
+        return None
     if not isinstance(device, int):
         text = str(device)
         if text == "cpu":
-            return 0
+            return None
         if text == "cuda":
-            index = 0
-        elif text.startswith("cuda:"):
-            index = int(text.split(":", 1)[1])
-        else:
-            raise ValueError(f"device: expected a CUDA index, 'cuda[:N]' or 'cpu', got {device!r}")
-        device = index
+            return 0
+        if text.startswith("cuda:"):
+            return int(text.split(":", 1)[1])
+        raise ValueError(f"device: expected a CUDA index, 'cuda[:N]' or 'cpu', got {device!r}")
     if device < 0:
         raise ValueError(f"device: expected a CUDA device index >= 0, got {device}")
-    return int(_qgemm.weight_only_workspace_bytes(device))
+    return device
+
+
+def weight_only_workspace_bytes(device: Any = None) -> int:
+    """Bytes of weight_only_mm's workspace on `device`: a CUDA device index,
+    a torch.device / "cuda:N" / "cpu" (None or "cpu": 0, the CPU needs none)."""
+    index = _cuda_index(device)
+    return 0 if index is None else int(_qgemm.weight_only_workspace_bytes(index))
+
+
+def weight_only_dense_workspace_bytes(device: Any, n: int, k: int) -> int:
+    """Bytes of a workspace that also opens weight_only_mm's dense prefill
+    path for an [N,K] weight on `device` (as weight_only_workspace_bytes; the
+    CPU: 0): the dequantized weight in 16 bits, N·K·2, and at least
+    weight_only_workspace_bytes(device)."""
+    index = _cuda_index(device)
+    return int(_qgemm.weight_only_dense_workspace_bytes(-1 if index is None else index, int(n), int(k)))
 
 
 def weight_only_prepacked_shape(n: int, k: int, int4: bool) -> Tuple[int, int, int]:

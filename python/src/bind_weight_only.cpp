@@ -39,6 +39,13 @@ void bind_weight_only(nb::module_& m) {
       [](int device) { return weight_only_workspace_bytes(device < 0 ? Device::cpu() : Device::cuda(device)); },
       nb::arg("device"), "bytes of weight_only_mm's workspace on CUDA device `device` (-1: the CPU, 0)");
   m.def(
+      "weight_only_dense_workspace_bytes",
+      [](int device, int64_t n, int64_t k) {
+        return weight_only_dense_workspace_bytes(device < 0 ? Device::cpu() : Device::cuda(device), n, k);
+      },
+      nb::arg("device"), nb::arg("n"), nb::arg("k"),
+      "bytes of a workspace that also opens weight_only_mm's dense prefill path for an [N,K] weight");
+  m.def(
       "weight_only_prepack",
       [](nb::handle out, nb::handle w, nb::handle stream) {
         CallArrays arrays;

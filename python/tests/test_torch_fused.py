@@ -112,6 +112,25 @@ def test_weight_only_mm_workspace(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_weight_only_mm_dense_workspace(device):
+    # 4096 tokens with a workspace that holds the dequantized weight: the dense prefill path on sm_90 (the
+    # fused kernels elsewhere), the same values as without it up to the fp32 summation order.
+    g = torch.Generator().manual_seed(8)
+    m, n, k = (4096, 1024, 512) if device == "cuda" else (5, 64, 256)
+    a = torch.randn(m, k, generator=g).bfloat16().to(device)
+    packed = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=g).to(device)
+    scales = (torch.rand(n, k // 128, generator=g) * 0.01).to(device)
+    offsets = (torch.rand(n, k // 128, generator=g) * -0.08).to(device)
+    bias = torch.randn(n, generator=g).bfloat16().to(device)
+    size = qgemm.weight_only_dense_workspace_bytes(a.device, n, k)
+    assert size == (max(n * k * 2, qgemm.weight_only_workspace_bytes(a.device)) if device == "cuda" else 0)
+    workspace = torch.empty(size, dtype=torch.uint8, device=device)
+    plain = qgemm.weight_only_mm(a, packed, scales, offsets, 128, bias)
+    dense = qgemm.weight_only_mm(a, packed, scales, offsets, 128, bias, workspace=workspace)
+    torch.testing.assert_close(dense, plain, rtol=2**-7, atol=1e-2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_fused_and_weight_only(device):
     g = torch.Generator().manual_seed(4)
     x = torch.randn(4, 64, generator=g).to(device)

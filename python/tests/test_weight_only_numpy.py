@@ -94,3 +94,6 @@ def test_workspace_on_the_cpu(rng):
         qgemm.weight_only_mm(a, q, scales, workspace=scratch[::2])
     with pytest.raises(ValueError, match=r"device"):
         qgemm.weight_only_workspace_bytes("tpu")
+    assert qgemm.weight_only_dense_workspace_bytes("cpu", 4096, 4096) == 0
+    with pytest.raises(ValueError, match=r"weight_only_dense_workspace_bytes: expected n, k >= 0"):
+        qgemm.weight_only_dense_workspace_bytes("cpu", -1, 64)

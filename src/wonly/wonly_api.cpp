@@ -193,6 +193,20 @@ int64_t weight_only_workspace_bytes(Device device) {
 #endif
 }
 
+int64_t weight_only_dense_workspace_bytes(Device device, int64_t n, int64_t k) {
+  if (n < 0 || k < 0) {
+    fail(ErrorKind::kValue, "weight_only_dense_workspace_bytes: expected n, k >= 0, got n=" + std::to_string(n) +
+                                ", k=" + std::to_string(k));
+  }
+  if (device.is_cpu()) return 0;
+#if QGEMM_WITH_CUDA
+  return detail::weight_only_dense_workspace_bytes_cuda(device.index, n, k);
+#else
+  detail::check_backend_available(device, "weight_only_dense_workspace_bytes");
+  return 0;
+#endif
+}
+
 namespace {
 
 void run(const detail::WeightOnlyArgs& args) {

@@ -22,6 +22,12 @@
 // SMs; for M > 16 each variant is timed again without one ("<impl>-no-workspace":
 // the data-parallel launch), in the same run.
 //
+// For M ≥ kDenseFromTokens on a GPU with the dense prefill path, each
+// variant is timed once more on that path, forced, with its workspace
+// (weight_only_dense_workspace_bytes; "<impl>-dense": the dequantization pass
+// and the dense GEMM, what one call costs) — the data behind the dispatch's
+// threshold (wonly_dispatch.cu, kDenseMinTokens).
+//
 // --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
 // onto every tensor-core kernel and tile, and for M ≤ 32 onto 16-token
 // decode launches (detail::WonlyKernelOverride): impl
@@ -50,6 +56,8 @@ void check_cublas(cublasStatus_t status, const char* what) {
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(status));
   }
 }
+
+constexpr int64_t kDenseFromTokens = 256;
 
 struct Variant {
   const char* impl;  // "qgemm-<name>"; its forced-kernel records are "sweep-<name>-<kernel>"
@@ -88,6 +96,10 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       {"qgemm-w4a16-g128-bf16-params", true, 128, true, false, true},
       {"qgemm-w4a16-g128-prepacked-bf16-params", true, 128, true, true, true},
   };
+  // The dense path's workspace (weight_only_dense_workspace_bytes: the
+  // dequantized weight), grown to the largest shape timed.
+  cuda::DeviceBuffer dense_workspace;
+  TensorView dense_v;
   const int64_t workspace_bytes = weight_only_workspace_bytes(gpu);
   cuda::DeviceBuffer workspace(static_cast<size_t>(workspace_bytes));
   const TensorView workspace_v(workspace.get(), DType::kUInt8, {workspace_bytes}, gpu);
@@ -190,7 +202,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const int group = var.group == 0 ? static_cast<int>(k) : var.group;
         const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
         const auto pre = weight_only_prepacked_shape(n, k, var.int4);
-        bool with_workspace = true;
+        bool with_workspace = true, dense = false;
         const auto call = [&](int i) {
           const int set = i % ws.sets;
           const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
@@ -204,7 +216,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           std::optional<TensorView> o_v;
           if (var.offsets) o_v = TensorView(ws.offsets.as<uint8_t>() + p_offset, p_dtype, {n, groups}, gpu);
           if (with_workspace) {
-            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, workspace_v, stream);
+            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, dense ? dense_v : workspace_v, stream);
           } else {
             weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
           }
@@ -217,6 +229,17 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         with_workspace = false;
         record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
         with_workspace = true;
+        if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
+          const int64_t dense_bytes = weight_only_dense_workspace_bytes(gpu, n, k);
+          if (dense_workspace.bytes() < static_cast<size_t>(dense_bytes)) {
+            dense_workspace = cuda::DeviceBuffer(static_cast<size_t>(dense_bytes));
+          }
+          dense_v = TensorView(dense_workspace.get(), DType::kUInt8, {dense_bytes}, gpu);
+          detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
+          dense = true;
+          record(std::string(var.impl) + "-dense", time_variant(), bytes, cublas_us);
+          dense = false;
+        }
         if (!sweep || var.prepacked || var.params16) continue;
         struct Forced {
           detail::WonlyKernel kernel;

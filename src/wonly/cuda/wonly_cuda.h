@@ -20,10 +20,18 @@ enum class WonlyKernel {
   kGemvChunks,  // the decode kernel, one launch per 16 tokens (each re-reads the weight)
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
   kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), sm_90a
+  kDense,       // dequantize once into the workspace, then a dense GEMM (wonly_dense.cuh), sm_90a
 };
+
+// Bytes of the workspace that lets weight_only_mm take the dense path on
+// CUDA device `device`: the dequantized N×K weight in 16-bit T, and at least
+// the stream-K workspace (weight_only_dense_workspace_bytes).
+int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k);
 
 // Whether the wgmma kernel is built and runs on `device` (compute capability 9.0).
 bool wonly_wgmma_available(int device);
+// Whether the dense prefill path (wonly_dense.cuh) is built and runs on `device`.
+bool wonly_dense_available(int device);
 
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
 // calls on that thread with M > 16 run `kernel` (kMma, kWgmma, or
@@ -31,7 +39,9 @@ bool wonly_wgmma_available(int device);
 // (kGemvChunks: 2 token blocks) instead of the dispatch table's choice.
 // kWgmma where it cannot run (not sm_90, not built) is an error, and so is a
 // tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
-// kGemvChunks: 2) or another kernel.
+// kGemvChunks: 2; kDense: 0) or another kernel. kDense also needs a workspace
+// of weight_only_dense_workspace_bytes and operands its GEMM takes (an error
+// otherwise).
 class WonlyKernelOverride {
  public:
   WonlyKernelOverride(WonlyKernel kernel, int tile);
@@ -66,5 +76,9 @@ int stream_k_override_ctas();
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // M ≤ 8·token_blocks
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a; 64, 128 or 256
+// The dense path (wonly_dense_bf16.cu / _fp16.cu, sm_90a): false, with
+// nothing launched, when its GEMM cannot take these operands.
+bool run_wonly_dense_bf16(const WeightOnlyArgs& args, int sm_count);
+bool run_wonly_dense_fp16(const WeightOnlyArgs& args, int sm_count);
 
 }  // namespace qgemm::detail

@@ -148,9 +148,49 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 #endif
 }
 
+// The dense path (wonly_dense.cuh): the weight dequantized once into the
+// workspace, then a dense CUTLASS GEMM. Taken from kDenseMinTokens tokens
+// on, with a workspace that holds ŵ, on sm_90. Its dequantization pass
+// (N·K·2.5 bytes for int4) costs a fixed time, so its share falls as 1/M:
+// ~30 % of the GEMM at M = 1024, ~15 % at 2048, ~7 % at 4096, while the
+// fused kernels dequantize every weight tile once per token tile. H100,
+// against cuBLAS bf16 in one call (`qgemm bench wonly`, "<impl>-dense",
+// docs/weight_only.md "Dense prefill path"), fused → dense, W4 g128 plain:
+//   M      (28672, 8192)  (4096, 4096)  (11008, 4096)  (4096, 11008)
+//   2048   0.81 → 0.83    0.88 → 0.84   0.79 → 0.77    0.82 → 0.80
+//   4096   0.91 → 0.90    0.88 → 0.89   0.75 → 0.87    0.76 → 0.89
+// (W8 per channel at 4096: 0.85 → 0.89, 0.76 → 0.86, 0.76 → 0.88, 0.75 →
+// 0.87; at 2048 the same or slower). So from 4096 tokens.
+constexpr int64_t kDenseMinTokens = 4096;
+
+bool dense_built() {
+#if QGEMM_HAS_WONLY_DENSE_SM90
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Runs the dense path; false (nothing launched) where it cannot.
+bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device) {
+#if QGEMM_HAS_WONLY_DENSE_SM90
+  return args.dtype == DType::kBFloat16 ? run_wonly_dense_bf16(args, device.sm_count)
+                                        : run_wonly_dense_fp16(args, device.sm_count);
+#else
+  (void)args, (void)device;
+  return false;
+#endif
+}
+
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
+bool wonly_dense_available(int device) { return dense_built() && wgmma_runs_on(cuda_device_info(device)); }
+
+int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k) {
+  const int64_t w_hat = (n * k * 2 + 255) / 256 * 256;
+  return std::max(weight_only_workspace_bytes_cuda(device), w_hat);
+}
 
 // Room for four 64-token stream-K CTAs per SM, which is also one 256-token
 // CTA's slot (128 KiB per SM).
@@ -186,6 +226,16 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const bool wgmma = wgmma_runs_on(device);
+  const bool dense = wgmma && dense_built() &&
+                     args.workspace_bytes >= weight_only_dense_workspace_bytes_cuda(args.device.index, args.n, args.k);
+  if (args.m > 16 && override_kernel == WonlyKernel::kDense) {
+    if (override_tile != 0 || !dense || !run_dense(args, device)) {
+      throw Error(ErrorKind::kValue, "WonlyKernelOverride: kDense needs tile 0, sm_90, a workspace of "
+                                     "weight_only_dense_workspace_bytes and operands its GEMM takes");
+    }
+    return;
+  }
+  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= kDenseMinTokens && run_dense(args, device)) return;
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   // A small grid (≤ SMs/4 tiles of 64 tokens) that stream-K spreads over every SM.

@@ -1,0 +1,187 @@
+// wonly_dense.cuh — the prefill path of weight_only_mm on Hopper (sm_90a):
+// with a workspace that holds the whole dequantized weight
+// (weight_only_dense_workspace_bytes) and many tokens (the table in
+// wonly_dispatch.cu), the weight is dequantized ONCE into the workspace,
+//
+//   ŵ [N, K] in T, row-major      ŵ = round_T(q·s_T + o_T)  (wonly_math.h)
+//
+// and a dense CUTLASS 3.x GEMM computes out = round_T(a·ŵᵀ + bias) with fp32
+// accumulation: the same values as the fused kernels (up to the fp32
+// summation order), which dequantize every weight tile once per token tile
+// — 16 to 32 times at M = 4096 — where this path does it once. Included by
+// wonly_dense_bf16.cu and wonly_dense_fp16.cu, one instantiation each.
+//
+// GEMM operands (K-major, as wgmma reads 16-bit types best): A = a [M,K]
+// row-major (lda), B = ŵ as a column-major K×N (ldb = K), D = out [M,N]
+// row-major (ldo). Epilogue tree: D = round_T(acc + bias[n]); an absent bias
+// is a null pointer that reads −0, not another kernel (−0 + acc = acc for
+// every acc, −0 included, as wonly_math.h's "no addition without a bias").
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/cuda_check.h"
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "wonly/cuda/wonly_cuda.h"
+#include "wonly/cuda/wonly_device.cuh"
+
+namespace qgemm::detail::wonly_dense {
+
+using namespace cute;
+using namespace wonly;
+
+// One block per weight row; each thread makes 16-byte vectors of ŵ (8
+// elements, from one 4-byte int4 word or 8 int8 bytes of a 16-byte chunk,
+// inside one group: groups are multiples of 32 elements, or K) with the
+// decode kernels' HFMA2 dequantization (wonly_device.cuh), kUnroll of them
+// at a time so that their loads are in flight together; a warp stores 512
+// contiguous bytes per instruction. Bandwidth-bound: reads N·K/2 (int4) or
+// N·K bytes and the parameters, writes N·K·2.
+constexpr int kDequantThreads = 256, kDequantUnroll = 4;
+
+template <bool kBf16, bool kInt4, bool kParams16>
+__global__ void __launch_bounds__(kDequantThreads) dequantize_weight_kernel(const WeightOnlyArgs args,
+                                                                            uint4* w_hat) {
+  using Param = std::conditional_t<kParams16, uint16_t, float>;
+  constexpr int kVectorsPerChunk = kInt4 ? 4 : 2, kVectorBytes = 16 / kVectorsPerChunk;
+  const int64_t row = blockIdx.x;
+  const int vectors = static_cast<int>(args.k / 8), group = static_cast<int>(args.group_size);
+  const auto* scales = static_cast<const Param*>(args.scales) + row * args.ld_scales;
+  const auto* offsets = static_cast<const Param*>(args.offsets) + row * args.ld_offsets;
+  uint4* out = w_hat + row * vectors;
+  for (int v0 = threadIdx.x; v0 < vectors; v0 += kDequantUnroll * kDequantThreads) {
+    uint2 raw[kDequantUnroll];
+    float s[kDequantUnroll], o[kDequantUnroll];
+#pragma unroll
+    for (int u = 0; u < kDequantUnroll; ++u) {
+      const int v = v0 + u * kDequantThreads;
+      if (v >= vectors) break;
+      const uint8_t* p = args.w + args.w_addr.chunk_offset(row, v / kVectorsPerChunk) +
+                         (v % kVectorsPerChunk) * kVectorBytes;
+      raw[u] = kInt4 ? make_uint2(__ldg(reinterpret_cast<const uint32_t*>(p)), 0u)
+                     : __ldg(reinterpret_cast<const uint2*>(p));
+      const int g = v * 8 / group;
+      s[u] = load_param<kBf16>(scales + g);
+      o[u] = args.offsets == nullptr ? 0.0f : load_param<kBf16>(offsets + g);
+    }
+#pragma unroll
+    for (int u = 0; u < kDequantUnroll; ++u) {
+      const int v = v0 + u * kDequantThreads;
+      if (v >= vectors) break;
+      const uint32_t s2 = param2<kBf16>(s[u]), o2 = param2<kBf16>(o[u]);
+      uint32_t pairs[4];
+      if constexpr (kInt4) {
+        dequant_int4_word<kBf16>(raw[u].x, s2, o2, pairs);
+      } else {
+        dequant_int8_word<kBf16>(raw[u].x, s2, o2, pairs);
+        dequant_int8_word<kBf16>(raw[u].y, s2, o2, pairs + 2);
+      }
+      out[v] = make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
+    }
+  }
+}
+
+template <bool kBf16, bool kInt4, bool kParams16>
+void dequantize_weight(const WeightOnlyArgs& args, void* w_hat, cudaStream_t stream) {
+  dequantize_weight_kernel<kBf16, kInt4, kParams16>
+      <<<static_cast<unsigned>(args.n), kDequantThreads, 0, stream>>>(args, static_cast<uint4*>(w_hat));
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+// The dense GEMM: 128×256×64 tiles, two CTAs along M per cluster sharing each
+// weight tile by TMA multicast, the cooperative warp-specialized mainloop
+// and a persistent tile scheduler (the shape CUTLASS's own bf16 GEMMs reach
+// cuBLAS speed with on the H100).
+template <class T>
+struct DenseGemm {
+  using TileShape = Shape<_128, _256, _64>;
+  using ClusterShape = Shape<_2, _1, _1>;
+  static constexpr int kAlign = 8;  // 16 bytes of T
+  static constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+
+  using Bias = cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, T, float, Stride<_0, _1, _0>>;
+  using Tree = cutlass::epilogue::fusion::Sm90EVT<
+      cutlass::epilogue::fusion::Sm90Compute<cutlass::plus, T, float, kRound>,
+      cutlass::epilogue::fusion::Sm90AccFetch, Bias>;
+
+  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor, kAlign, T,
+      cutlass::layout::RowMajor, kAlign, cutlass::epilogue::TmaWarpSpecializedCooperative, Tree>::CollectiveOp;
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, T, cutlass::layout::RowMajor, kAlign, T,
+      cutlass::layout::ColumnMajor, kAlign, float, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename CollectiveEpilogue::SharedStorage))>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
+                                                          CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+
+  static typename Gemm::Arguments arguments(const WeightOnlyArgs& args, const void* w_hat, int sm_count) {
+    using StrideA = typename GemmKernel::StrideA;
+    using StrideB = typename GemmKernel::StrideB;
+    using StrideD = typename GemmKernel::StrideD;
+    typename Bias::Arguments bias{static_cast<const T*>(args.bias), T(-0.0f), {}};
+    typename Gemm::Arguments arguments{
+        cutlass::gemm::GemmUniversalMode::kGemm,
+        {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k), 1},
+        {static_cast<const T*>(args.a), StrideA{args.lda, _1{}, int64_t(0)}, static_cast<const T*>(w_hat),
+         StrideB{args.k, _1{}, int64_t(0)}},
+        {{{}, bias, {}}, nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<T*>(args.out),
+         StrideD{args.ldo, _1{}, int64_t(0)}}};
+    arguments.hw_info.device_id = args.device.index;
+    arguments.hw_info.sm_count = sm_count;
+    return arguments;
+  }
+
+  // Whether CUTLASS takes these operands (16-byte aligned rows and bases,
+  // sizes within int) and needs no workspace of its own.
+  static bool can_run(const WeightOnlyArgs& args, const void* w_hat, int sm_count) {
+    const auto a = arguments(args, w_hat, sm_count);
+    return Gemm::can_implement(a) == cutlass::Status::kSuccess && Gemm::get_workspace_size(a) == 0;
+  }
+
+  static void run(const WeightOnlyArgs& args, const void* w_hat, int sm_count, cudaStream_t stream) {
+    const auto a = arguments(args, w_hat, sm_count);
+    Gemm gemm;
+    if (gemm.initialize(a, nullptr, stream) != cutlass::Status::kSuccess) {
+      throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS dense GEMM initialization failed");
+    }
+    const cutlass::Status status = gemm.run(stream);
+    QGEMM_CUDA_CHECK(cudaGetLastError());
+    if (status != cutlass::Status::kSuccess) {
+      throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS dense GEMM launch failed");
+    }
+  }
+};
+
+// The dense path for one activation dtype: false (nothing launched) when the
+// GEMM cannot take these operands; the caller then runs the fused kernels.
+template <bool kBf16>
+bool run(const WeightOnlyArgs& args, int sm_count) {
+  using T = std::conditional_t<kBf16, cutlass::bfloat16_t, cutlass::half_t>;
+  using Gemm = DenseGemm<T>;
+  if (args.k % Gemm::kAlign != 0 || !Gemm::can_run(args, args.workspace, sm_count)) return false;
+  const cudaStream_t stream = as_cuda_stream(args.stream);
+  if (args.int4) {
+    if (args.params16) dequantize_weight<kBf16, true, true>(args, args.workspace, stream);
+    else dequantize_weight<kBf16, true, false>(args, args.workspace, stream);
+  } else {
+    if (args.params16) dequantize_weight<kBf16, false, true>(args, args.workspace, stream);
+    else dequantize_weight<kBf16, false, false>(args, args.workspace, stream);
+  }
+  Gemm::run(args, args.workspace, sm_count, stream);
+  return true;
+}
+
+}  // namespace qgemm::detail::wonly_dense

@@ -1,0 +1,197 @@
+// The dense prefill path of weight_only_mm (src/wonly/cuda/wonly_dense.cuh):
+//  - forced (WonlyKernelOverride kDense) on ragged shapes, int4 and int8,
+//    both dtypes, plain and prepacked, every group size, fp32 and 16-bit
+//    parameters, with and without offsets and bias: against the CPU twin,
+//    and the dequantized weight the workspace holds afterwards bit for bit
+//    against wonly_math.h's ŵ;
+//  - the dispatch's own choice at M ≥ 4096 with a dense workspace;
+//  - a CUDA graph replay; the workspace size query; the refusals.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "common/expect_error.h"
+#include "wonly/cuda/wonly_cuda.h"
+#include "wonly/wonly_cuda_check.h"
+#include "wonly/wonly_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+class WeightOnlyDense : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!detail::wonly_dense_available(0)) GTEST_SKIP() << "the dense path runs on sm_90 only";
+  }
+  // A workspace for the dense path of an n × k weight, poisoned.
+  TensorView workspace(int64_t n, int64_t k) {
+    const int64_t bytes = weight_only_dense_workspace_bytes(kGpu, n, k);
+    buffer_ = std::make_unique<CudaBuffer>(static_cast<size_t>(bytes));
+    buffer_->poison();
+    return TensorView(buffer_->get(), DType::kUInt8, {bytes}, kGpu);
+  }
+  // How many of the workspace's first N·K 16-bit values differ from ŵ.
+  int64_t w_hat_mismatches(const WonlyWeights& w, DType dtype, bool report) {
+    std::vector<uint16_t> got;
+    buffer_->download(got);
+    int64_t bad = 0;
+    for (int64_t row = 0; row < w.n; ++row) {
+      for (int64_t col = 0; col < w.k; ++col) {
+        const double want = w.w_hat(row, col, dtype);
+        const double have = detail::load_float(got.data(), row * w.k + col, dtype);
+        if (!(have == want) && bad++ < 5 && report) {
+          ADD_FAILURE() << "w_hat[" << row << "," << col << "] = " << have << ", want " << want;
+        }
+      }
+    }
+    return bad;
+  }
+  void expect_w_hat(const WonlyWeights& w, DType dtype) { EXPECT_EQ(w_hat_mismatches(w, dtype, true), 0); }
+  std::unique_ptr<CudaBuffer> buffer_;
+};
+
+TEST_F(WeightOnlyDense, ForcedMatchesCpuAndHoldsExactWHat) {
+  // (N, K, ldo padding): N = 136 and 1000 are not multiples of the 256-column
+  // tile; N and the output's row stride must be multiples of 8 elements (TMA).
+  const int64_t shapes[][3] = {{1000, 512, 0}, {136, 4128, 8}, {264, 1024, 16}};
+  int index = 0;
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
+  for (bool int4 : {true, false}) {
+    for (const auto& s : shapes) {
+      for (int64_t m : {17, 100, 257}) {
+        WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
+        c.ldo_pad = s[2];
+        c.lda_pad = index % 3 == 0 ? 8 : 0;
+        auto rng = make_rng(static_cast<uint64_t>(index * 613 + 1));
+        WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+        if (index % 4 == 2) w.use_16bit_params(c.dtype);
+        const DeviceWeights dev(w, c.prepacked);
+        const TensorView ws = workspace(c.n, c.k);
+        SCOPED_TRACE(c.name() + (w.param_dtype == DType::kFloat32 ? "" : " 16-bit params"));
+        check_case(c, w, dev, {{0, c.n}}, &ws);
+        expect_w_hat(w, c.dtype);
+      }
+    }
+  }
+}
+
+// No override: M ≥ 4096 with a dense workspace takes the dense path (ŵ
+// appears in the workspace); fewer tokens do not.
+TEST_F(WeightOnlyDense, DispatchTakesItFromManyTokens) {
+  for (bool int4 : {true, false}) {
+    WonlyCase c;
+    c.m = 4096, c.n = 200, c.k = 256, c.int4 = int4, c.group_size = int4 ? 64 : 0;
+    c.dtype = int4 ? DType::kBFloat16 : DType::kFloat16;
+    auto rng = make_rng(int4 ? 11 : 12);
+    const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+    const DeviceWeights dev(w, false);
+    const TensorView ws = workspace(c.n, c.k);
+    check_case(c, w, dev, {{0, c.n}}, &ws);
+    expect_w_hat(w, c.dtype);
+    c.m = 4095;  // fused kernels: whatever the workspace holds after (poison, or stream-K's partials), not ŵ
+    buffer_->poison();
+    check_case(c, w, dev, {{0, c.n}}, &ws);
+    EXPECT_GT(w_hat_mismatches(w, c.dtype, false), 0);
+  }
+}
+
+// The same bits from a CUDA graph replay as from the direct call.
+TEST_F(WeightOnlyDense, GraphReplayGivesTheSameBits) {
+  WonlyCase c;
+  c.m = 300, c.n = 512, c.k = 1024, c.group_size = 128;
+  auto rng = make_rng(5);
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, true);
+  WonlyActs x(c, rng);
+  CudaBuffer a(x.a), bias(x.bias), direct(x.out.size() * 2), replayed(x.out.size() * 2);
+  const TensorView ws = workspace(c.n, c.k);
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
+  cudaStream_t stream = nullptr;
+  QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto run = [&](CudaBuffer& out) {
+    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), w.offsets_view(dev.offsets->get(), 0, c.n, kGpu),
+                   w.group, x.bias_view(bias.get(), 0, c.n, kGpu), ws, stream);
+  };
+  direct.poison();
+  replayed.poison();
+  run(direct);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  run(replayed);
+  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
+  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+  std::vector<uint16_t> want, got;
+  direct.download(want);
+  replayed.download(got);
+  EXPECT_EQ(got, want);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(WeightOnlyDense, WorkspaceBytesAndRefusals) {
+  EXPECT_EQ(weight_only_dense_workspace_bytes(kGpu, 1, 1), weight_only_workspace_bytes(kGpu));
+  EXPECT_EQ(weight_only_dense_workspace_bytes(kGpu, 28672, 8192), int64_t{28672} * 8192 * 2);
+  EXPECT_EQ(weight_only_dense_workspace_bytes(Device::cpu(), 28672, 8192), 0);
+  expect_error([] { weight_only_dense_workspace_bytes(kGpu, -1, 8); }, ErrorKind::kValue,
+               {"weight_only_dense_workspace_bytes", "n=-1"});
+  // Forced with a workspace too small for ŵ, or an output row stride TMA cannot take.
+  WonlyCase c;
+  c.m = 64, c.n = 4096, c.k = 4096, c.group_size = 128;
+  auto rng = make_rng(9);
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, false);
+  WonlyActs x(c, rng);
+  CudaBuffer a(x.a), out(x.out.size() * 2);
+  const int64_t small = weight_only_workspace_bytes(kGpu);
+  CudaBuffer small_ws(static_cast<size_t>(small));
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
+  expect_error(
+      [&] {
+        weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                       w.scales_view(dev.scales->get(), 0, c.n, kGpu),
+                       w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group, std::nullopt,
+                       TensorView(small_ws.get(), DType::kUInt8, {small}, kGpu));
+      },
+      ErrorKind::kValue, {"kDense", "weight_only_dense_workspace_bytes"});
+  c.n = 100, c.ldo_pad = 4;  // N = 100: not a multiple of 8
+  const WonlyWeights w2(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev2(w2, false);
+  WonlyActs x2(c, rng);
+  CudaBuffer a2(x2.a), out2(x2.out.size() * 2);
+  const TensorView ws = workspace(c.n, c.k);
+  expect_error(
+      [&] {
+        weight_only_mm(x2.out_view(out2.get(), c.n, x2.ldo, kGpu), x2.a_view(a2.get(), kGpu), dev2.w_view,
+                       w2.scales_view(dev2.scales->get(), 0, c.n, kGpu),
+                       w2.offsets_view(dev2.offsets->get(), 0, c.n, kGpu), w2.group, std::nullopt, ws);
+      },
+      ErrorKind::kValue, {"kDense", "operands"});
+  QGEMM_TEST_CUDA(cudaDeviceSynchronize());
+}
+
+// Without the override, an N or output row stride the GEMM cannot take at
+// M ≥ 4096 falls back to the fused kernels: a result, not an error.
+TEST_F(WeightOnlyDense, UnalignedOutputFallsBack) {
+  WonlyCase c;
+  c.m = 4096, c.n = 100, c.k = 512, c.group_size = 32, c.ldo_pad = 1;
+  auto rng = make_rng(21);
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, false);
+  const TensorView ws = workspace(c.n, c.k);
+  check_case(c, w, dev, {{0, c.n}}, &ws);
+}
+
+}  // namespace
+}  // namespace qgemm::test
