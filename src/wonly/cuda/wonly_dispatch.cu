@@ -151,16 +151,21 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 // The dense path (wonly_dense.cuh): the weight dequantized once into the
 // workspace, then a dense CUTLASS GEMM. Taken from kDenseMinTokens tokens
 // on, with a workspace that holds ŵ, on sm_90. Its dequantization pass
-// (N·K·2.5 bytes for int4) costs a fixed time, so its share falls as 1/M:
-// ~30 % of the GEMM at M = 1024, ~15 % at 2048, ~7 % at 4096, while the
-// fused kernels dequantize every weight tile once per token tile. H100,
-// against cuBLAS bf16 in one call (`qgemm bench wonly`, "<impl>-dense",
-// docs/weight_only.md "Dense prefill path"), fused → dense, W4 g128 plain:
+// (N·K·2.5 bytes for int4) costs a fixed time, so its share falls as 1/M —
+// ~30 % of the GEMM at M = 1024, ~15 % at 2048, ~7 % at 4096 — while the
+// fused kernels dequantize every weight tile once per token tile. H100 at
+// b245dce, against cuBLAS bf16 in one call (`qgemm bench wonly`,
+// "<impl>-dense"; bench/results/wonly-h100-dense.json), fused → dense, W4
+// g128 plain:
 //   M      (28672, 8192)  (4096, 4096)  (11008, 4096)  (4096, 11008)
-//   2048   0.81 → 0.83    0.88 → 0.84   0.79 → 0.77    0.82 → 0.80
-//   4096   0.91 → 0.90    0.88 → 0.89   0.75 → 0.87    0.76 → 0.89
-// (W8 per channel at 4096: 0.85 → 0.89, 0.76 → 0.86, 0.76 → 0.88, 0.75 →
-// 0.87; at 2048 the same or slower). So from 4096 tokens.
+//   2048   0.82 → 0.84    0.89 → 0.84   0.77 → 0.74    0.92 → 0.78
+//   3072   0.93 → 0.91    0.88 → 0.85   0.76 → 0.84    0.78 → 0.79
+//   4096   0.91 → 0.92    0.84 → 0.89   0.76 → 0.89    0.88 → 0.94
+//   8192   0.94 → 0.94    0.78 → 0.90   0.84 → 0.93    0.88 → 0.96
+// (W8 per channel at 4096: 0.86 → 0.91, 0.77 → 0.85, 0.76 → 0.90, 0.86 →
+// 0.94.) So from 4096 tokens: faster or equal at every variant and shape
+// there, at most 2 % slower at 8192 (bf16 parameters on (28672, 8192));
+// 3072 is mixed.
 constexpr int64_t kDenseMinTokens = 4096;
 
 bool dense_built() {
