@@ -1,6 +1,6 @@
 // wonly_dense.cuh — the prefill path of weight_only_mm on Hopper (sm_90a):
 // with a workspace that holds the whole dequantized weight
-// (weight_only_dense_workspace_bytes) and many tokens (the table in
+// (weight_only_dense_workspace_bytes) and many tokens (kDenseMinTokens in
 // wonly_dispatch.cu), the weight is dequantized ONCE into the workspace,
 //
 //   ŵ [N, K] in T, row-major      ŵ = round_T(q·s_T + o_T)  (wonly_math.h)
@@ -20,8 +20,8 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "cute/tensor.hpp"
@@ -99,8 +99,8 @@ void dequantize_weight(const WeightOnlyArgs& args, void* w_hat, cudaStream_t str
 
 // The dense GEMM: 128×256×64 tiles, two CTAs along M per cluster sharing each
 // weight tile by TMA multicast, the cooperative warp-specialized mainloop
-// and a persistent tile scheduler (the shape CUTLASS's own bf16 GEMMs reach
-// cuBLAS speed with on the H100).
+// and a persistent tile scheduler: on the H100 about cuBLAS bf16's speed
+// (docs/weight_only.md, "Dense prefill path").
 template <class T>
 struct DenseGemm {
   using TileShape = Shape<_128, _256, _64>;

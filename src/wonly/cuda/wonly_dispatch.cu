@@ -8,7 +8,9 @@
 // token block (M ≤ 4 on many rows), two more for 2 token blocks (small
 // grids; one wave of 32-row blocks)) + int8 × a second gemv shape for 2 token
 // blocks (16-row blocks where they fill their last wave better)) = 88
-// kernels, plus one prepack kernel.
+// kernels, plus one prepack kernel; and the dense prefill path
+// (wonly_dense.cuh, taken before the table from kDenseMinTokens tokens with a
+// dense workspace): 8 dequantization kernels and 2 CUTLASS GEMMs.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
