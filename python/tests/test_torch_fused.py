@@ -91,15 +91,21 @@ def test_weight_only_mm(device):
     assert torch.equal(half, out)  # fp32 parameters are rounded to bf16 first: the same ŵ
 
 
+def _int4_problem(seed, m, n, k, device):
+    """bf16 activations [m, k], a packed int4 weight [n, k/2] and its group-128 scales."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).bfloat16().to(device)
+    packed = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=g).to(device)
+    scales = (torch.rand(n, k // 128, generator=g) * 0.01).to(device)
+    return g, a, packed, scales
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_weight_only_mm_workspace(device):
     # 256 × 28672 × 1024 runs the tensor-core kernel's stream-K on an H100 (224 tiles on 132 SMs): the same
     # result as without a workspace up to the fp32 summation order, and the same bits from call to call.
-    g = torch.Generator().manual_seed(6)
     m, n, k = (256, 28672, 1024) if device == "cuda" else (5, 64, 256)
-    a = torch.randn(m, k, generator=g).bfloat16().to(device)
-    packed = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=g).to(device)
-    scales = (torch.rand(n, k // 128, generator=g) * 0.01).to(device)
+    _, a, packed, scales = _int4_problem(6, m, n, k, device)
     workspace = torch.empty(qgemm.weight_only_workspace_bytes(a.device), dtype=torch.uint8, device=device)
     plain = qgemm.weight_only_mm(a, packed, scales, None, 128)
     first = qgemm.weight_only_mm(a, packed, scales, None, 128, workspace=workspace)
@@ -115,11 +121,8 @@ def test_weight_only_mm_workspace(device):
 def test_weight_only_mm_dense_workspace(device):
     # 4096 tokens with a workspace that holds the dequantized weight: the dense prefill path on sm_90 (the
     # fused kernels elsewhere), the same values as without it up to the fp32 summation order.
-    g = torch.Generator().manual_seed(8)
     m, n, k = (4096, 1024, 512) if device == "cuda" else (5, 64, 256)
-    a = torch.randn(m, k, generator=g).bfloat16().to(device)
-    packed = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=g).to(device)
-    scales = (torch.rand(n, k // 128, generator=g) * 0.01).to(device)
+    g, a, packed, scales = _int4_problem(8, m, n, k, device)
     offsets = (torch.rand(n, k // 128, generator=g) * -0.08).to(device)
     bias = torch.randn(n, generator=g).bfloat16().to(device)
     size = qgemm.weight_only_dense_workspace_bytes(a.device, n, k)

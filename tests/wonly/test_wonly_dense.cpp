@@ -109,34 +109,21 @@ TEST_F(WeightOnlyDense, GraphReplayGivesTheSameBits) {
   auto rng = make_rng(5);
   const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
   const DeviceWeights dev(w, true);
-  WonlyActs x(c, rng);
-  CudaBuffer a(x.a), bias(x.bias), direct(x.out.size() * 2), replayed(x.out.size() * 2);
+  const WonlyActs x(c, rng);
+  const DeviceCall call(w, dev, x);
+  CudaBuffer direct = call.output(), replayed = call.output();
   const TensorView ws = workspace(c.n, c.k);
   detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
   cudaStream_t stream = nullptr;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto run = [&](CudaBuffer& out) {
-    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), w.offsets_view(dev.offsets->get(), 0, c.n, kGpu),
-                   w.group, x.bias_view(bias.get(), 0, c.n, kGpu), ws, stream);
-  };
   direct.poison();
   replayed.poison();
-  run(direct);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  run(replayed);
-  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-  QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
-  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+  call.run(direct, ws, stream);
+  replay_in_graph(stream, [&] { call.run(replayed, ws, stream); });
   std::vector<uint16_t> want, got;
   direct.download(want);
   replayed.download(got);
   EXPECT_EQ(got, want);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
 }
 
@@ -152,32 +139,22 @@ TEST_F(WeightOnlyDense, WorkspaceBytesAndRefusals) {
   auto rng = make_rng(9);
   const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
   const DeviceWeights dev(w, false);
-  WonlyActs x(c, rng);
-  CudaBuffer a(x.a), out(x.out.size() * 2);
+  const WonlyActs x(c, rng);
+  const DeviceCall call(w, dev, x);
+  CudaBuffer out = call.output();
   const int64_t small = weight_only_workspace_bytes(kGpu);
   CudaBuffer small_ws(static_cast<size_t>(small));
   detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
-  expect_error(
-      [&] {
-        weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                       w.scales_view(dev.scales->get(), 0, c.n, kGpu),
-                       w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group, std::nullopt,
-                       TensorView(small_ws.get(), DType::kUInt8, {small}, kGpu));
-      },
-      ErrorKind::kValue, {"kDense", "weight_only_dense_workspace_bytes"});
+  expect_error([&] { call.run(out, TensorView(small_ws.get(), DType::kUInt8, {small}, kGpu)); }, ErrorKind::kValue,
+               {"kDense", "weight_only_dense_workspace_bytes"});
   c.n = 100, c.ldo_pad = 4;  // N = 100: not a multiple of 8
   const WonlyWeights w2(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
   const DeviceWeights dev2(w2, false);
-  WonlyActs x2(c, rng);
-  CudaBuffer a2(x2.a), out2(x2.out.size() * 2);
+  const WonlyActs x2(c, rng);
+  const DeviceCall call2(w2, dev2, x2);
+  CudaBuffer out2 = call2.output();
   const TensorView ws = workspace(c.n, c.k);
-  expect_error(
-      [&] {
-        weight_only_mm(x2.out_view(out2.get(), c.n, x2.ldo, kGpu), x2.a_view(a2.get(), kGpu), dev2.w_view,
-                       w2.scales_view(dev2.scales->get(), 0, c.n, kGpu),
-                       w2.offsets_view(dev2.offsets->get(), 0, c.n, kGpu), w2.group, std::nullopt, ws);
-      },
-      ErrorKind::kValue, {"kDense", "operands"});
+  expect_error([&] { call2.run(out2, ws); }, ErrorKind::kValue, {"kDense", "operands"});
   QGEMM_TEST_CUDA(cudaDeviceSynchronize());
 }
 

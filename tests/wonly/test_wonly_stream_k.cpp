@@ -143,38 +143,25 @@ TEST_F(WeightOnlyStreamK, DeterministicAnyWorkspaceContentsAndGraphs) {
   auto rng = make_rng(7);
   const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
   const DeviceWeights dev(w, false);
-  WonlyActs x(c, rng);
-  CudaBuffer a(x.a), bias(x.bias), first(x.out.size() * 2), second(x.out.size() * 2), replayed(x.out.size() * 2);
+  const WonlyActs x(c, rng);
+  const DeviceCall call(w, dev, x);
+  CudaBuffer first = call.output(), second = call.output(), replayed = call.output();
   detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, 64);
   detail::WonlyStreamKOverride sk(37);  // 16 tiles × 64 k tiles: tiles cut between 3 CTAs
   cudaStream_t stream = nullptr;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  auto run = [&](CudaBuffer& out) {
-    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), w.offsets_view(dev.offsets->get(), 0, c.n, kGpu),
-                   w.group, x.bias_view(bias.get(), 0, c.n, kGpu), workspace_, stream);
-  };
   for (CudaBuffer* out : {&first, &second, &replayed}) out->poison();
   QGEMM_TEST_CUDA(cudaMemset(buffer_->get(), 0xff, static_cast<size_t>(bytes_)));
-  run(first);
+  call.run(first, workspace_, stream);
   QGEMM_TEST_CUDA(cudaMemsetAsync(buffer_->get(), 0xff, static_cast<size_t>(bytes_), stream));
-  run(second);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  run(replayed);
-  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-  QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 2; ++replay) QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
-  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+  call.run(second, workspace_, stream);
+  replay_in_graph(stream, [&] { call.run(replayed, workspace_, stream); }, 2);
   std::vector<uint16_t> want, got, graph_out;
   first.download(want);
   second.download(got);
   replayed.download(graph_out);
   EXPECT_EQ(got, want);
   EXPECT_EQ(graph_out, want);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   check_case(c, w, dev, {{0, c.n}}, &workspace_);  // and the bits are right
 }

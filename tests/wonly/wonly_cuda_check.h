@@ -74,6 +74,39 @@ inline void weight_only_mm_with(const TensorView& out, const TensorView& a, cons
   }
 }
 
+// The activations, bias and an output of a case on the device, and
+// weight_only_mm over them with the weight `dev` (all N columns).
+struct DeviceCall {
+  const WonlyWeights& w;
+  const DeviceWeights& dev;
+  const WonlyActs& x;
+  CudaBuffer a, bias;
+  DeviceCall(const WonlyWeights& w_, const DeviceWeights& dev_, const WonlyActs& x_)
+      : w(w_), dev(dev_), x(x_), a(x_.a), bias(x_.bias) {}
+  CudaBuffer output() const { return CudaBuffer(x.out.size() * 2); }
+  void run(CudaBuffer& out, const TensorView& workspace, cudaStream_t stream = nullptr) const {
+    weight_only_mm(x.out_view(out.get(), w.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                   w.scales_view(dev.scales->get(), 0, w.n, kGpu), w.offsets_view(dev.offsets->get(), 0, w.n, kGpu),
+                   w.group, x.bias_view(bias.get(), 0, w.n, kGpu), workspace, stream);
+  }
+};
+
+// Captures what `enqueue` puts on `stream` in a CUDA graph, replays it
+// `replays` times and waits for the stream.
+template <class Enqueue>
+void replay_in_graph(cudaStream_t stream, Enqueue&& enqueue, int replays = 1) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  enqueue();
+  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < replays; ++replay) QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
+  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
 // Runs case c on the GPU and checks columns in `blocks` ([first, count)) against the CPU twin.
 // With `workspace`, through weight_only_mm's workspace overload.
 inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWeights& dev,
