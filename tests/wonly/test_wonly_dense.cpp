@@ -4,7 +4,8 @@
 //    parameters, with and without offsets and bias: against the CPU twin,
 //    and the dequantized weight the workspace holds afterwards bit for bit
 //    against wonly_math.h's ŵ;
-//  - the dispatch's own choice at M ≥ 4096 with a dense workspace;
+//  - the dispatch's own choice from M = 4096 (int4) / 3072 (int8) with a
+//    dense workspace;
 //  - a CUDA graph replay; the workspace size query; the refusals.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -82,12 +83,13 @@ TEST_F(WeightOnlyDense, ForcedMatchesCpuAndHoldsExactWHat) {
   }
 }
 
-// No override: M ≥ 4096 with a dense workspace takes the dense path (ŵ
-// appears in the workspace); fewer tokens do not.
+// No override: M ≥ 4096 (int4) / 3072 (int8) with a dense workspace takes
+// the dense path (ŵ appears in the workspace); fewer tokens do not.
 TEST_F(WeightOnlyDense, DispatchTakesItFromManyTokens) {
   for (bool int4 : {true, false}) {
     WonlyCase c;
-    c.m = 4096, c.n = 200, c.k = 256, c.int4 = int4, c.group_size = int4 ? 64 : 0;
+    const int64_t from = int4 ? 4096 : 3072;
+    c.m = from, c.n = 200, c.k = 256, c.int4 = int4, c.group_size = int4 ? 64 : 0;
     c.dtype = int4 ? DType::kBFloat16 : DType::kFloat16;
     auto rng = make_rng(int4 ? 11 : 12);
     const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
@@ -95,7 +97,7 @@ TEST_F(WeightOnlyDense, DispatchTakesItFromManyTokens) {
     const TensorView ws = workspace(c.n, c.k);
     check_case(c, w, dev, {{0, c.n}}, &ws);
     expect_w_hat(w, c.dtype);
-    c.m = 4095;  // fused kernels: whatever the workspace holds after (poison, or stream-K's partials), not ŵ
+    c.m = from - 1;  // fused kernels: whatever the workspace holds after (poison, or stream-K's partials), not ŵ
     buffer_->poison();
     check_case(c, w, dev, {{0, c.n}}, &ws);
     EXPECT_GT(w_hat_mismatches(w, c.dtype, false), 0);

@@ -26,7 +26,7 @@
 // variant is timed once more on that path, forced, with its workspace
 // (weight_only_dense_workspace_bytes; "<impl>-dense": the dequantization pass
 // and the dense GEMM, what one call costs) — the data behind the dispatch's
-// threshold (wonly_dispatch.cu, kDenseMinTokens).
+// thresholds (wonly_dispatch.cu, dense_min_tokens).
 //
 // --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
 // onto every tensor-core kernel and tile, and for M ≤ 32 onto 16-token

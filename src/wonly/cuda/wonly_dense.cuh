@@ -1,6 +1,6 @@
 // wonly_dense.cuh — the prefill path of weight_only_mm on Hopper (sm_90a):
 // with a workspace that holds the whole dequantized weight
-// (weight_only_dense_workspace_bytes) and many tokens (kDenseMinTokens in
+// (weight_only_dense_workspace_bytes) and many tokens (dense_min_tokens in
 // wonly_dispatch.cu), the weight is dequantized ONCE into the workspace,
 //
 //   ŵ [N, K] in T, row-major      ŵ = round_T(q·s_T + o_T)  (wonly_math.h)

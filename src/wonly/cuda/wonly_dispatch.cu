@@ -9,8 +9,8 @@
 // grids; one wave of 32-row blocks)) + int8 × a second gemv shape for 2 token
 // blocks (16-row blocks where they fill their last wave better)) = 88
 // kernels, plus one prepack kernel; and the dense prefill path
-// (wonly_dense.cuh, taken before the table from kDenseMinTokens tokens with a
-// dense workspace): 8 dequantization kernels and 2 CUTLASS GEMMs.
+// (wonly_dense.cuh, taken before the table from dense_min_tokens tokens with
+// a dense workspace): 8 dequantization kernels and 2 CUTLASS GEMMs.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
@@ -151,7 +151,7 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 }
 
 // The dense path (wonly_dense.cuh): the weight dequantized once into the
-// workspace, then a dense CUTLASS GEMM. Taken from kDenseMinTokens tokens
+// workspace, then a dense CUTLASS GEMM. Taken from dense_min_tokens tokens
 // on, with a workspace that holds ŵ, on sm_90. Its dequantization pass
 // (N·K·2.5 bytes for int4) costs a fixed time, so its share falls as 1/M —
 // ~30 % of the GEMM at M = 1024, ~15 % at 2048, ~7 % at 4096 — while the
@@ -164,11 +164,15 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 //   3072   0.93 → 0.91    0.88 → 0.85   0.76 → 0.84    0.78 → 0.79
 //   4096   0.91 → 0.92    0.84 → 0.89   0.76 → 0.89    0.88 → 0.94
 //   8192   0.94 → 0.94    0.78 → 0.90   0.84 → 0.93    0.88 → 0.96
-// (W8 per channel at 4096: 0.86 → 0.91, 0.77 → 0.85, 0.76 → 0.90, 0.86 →
-// 0.94.) So from 4096 tokens: faster or equal at every variant and shape
-// there, at most 2 % slower at 8192 (bf16 parameters on (28672, 8192));
-// 3072 is mixed.
-constexpr int64_t kDenseMinTokens = 4096;
+// W8 per channel (the fused kernels move twice the int4 bytes per tile):
+//   2048   0.81 → 0.82    0.84 → 0.83   0.72 → 0.72    0.79 → 0.78
+//   3072   0.83 → 0.92    0.82 → 0.86   0.73 → 0.84    0.78 → 0.84
+//   4096   0.86 → 0.91    0.77 → 0.85   0.76 → 0.90    0.86 → 0.94
+// So int4 from 4096 tokens (faster or equal at every variant and shape
+// there, at most 2 % slower at 8192 with bf16 parameters on (28672, 8192);
+// 3072 is mixed), int8 from 3072.
+constexpr int64_t kDenseMinTokensInt4 = 4096, kDenseMinTokensInt8 = 3072;
+int64_t dense_min_tokens(const WeightOnlyArgs& args) { return args.int4 ? kDenseMinTokensInt4 : kDenseMinTokensInt8; }
 
 bool dense_built() {
 #if QGEMM_HAS_WONLY_DENSE_SM90
@@ -242,7 +246,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     }
     return;
   }
-  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= kDenseMinTokens && run_dense(args, device)) return;
+  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= dense_min_tokens(args) && run_dense(args, device)) {
+    return;
+  }
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   // A small grid (≤ SMs/4 tiles of 64 tokens) that stream-K spreads over every SM.
