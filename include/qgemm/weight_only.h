@@ -74,12 +74,13 @@ int64_t weight_only_workspace_bytes(Device device);
 // Bytes of a workspace that also opens the dense prefill path for an [N,K]
 // weight: N·K 16-bit values (rounded up to 256 bytes), at least
 // weight_only_workspace_bytes(device); 0 on the CPU. With a workspace this
-// large, calls with many tokens on an sm_90 GPU (M ≥ 4096 int4, ≥ 3072 int8; in
-// src/wonly/cuda/wonly_dispatch.cu) dequantize the weight once into it,
-// ŵ = round_T(q·s_T + o_T), and run a dense tensor-core GEMM on ŵ instead of
-// dequantizing every weight tile once per token tile: the same values up to
-// the fp32 summation order (docs/weight_only.md, "Dense prefill path").
-// Smaller workspaces, other GPUs and fewer tokens keep the fused kernels.
+// large, calls with many tokens (sm_90: M ≥ 4096 int4, ≥ 3072 int8; other
+// sm_80+ GPUs: M ≥ 1024; src/wonly/cuda/wonly_dispatch.cu) dequantize the
+// weight once into it, ŵ = round_T(q·s_T + o_T), and run a dense
+// tensor-core GEMM on ŵ instead of dequantizing every weight tile once per
+// token tile: the same values up to the fp32 summation order
+// (docs/weight_only.md, "Dense prefill path"). Smaller workspaces, older
+// GPUs and fewer tokens keep the fused kernels.
 int64_t weight_only_dense_workspace_bytes(Device device, int64_t n, int64_t k);
 
 // Bytes of one 16-byte weight chunk: 32 int4 or 16 int8 elements along K.

@@ -6,10 +6,13 @@
 //    against wonly_math.h's ŵ;
 //  - the dispatch's own choice from M = 4096 (int4) / 3072 (int8) with a
 //    dense workspace;
-//  - a CUDA graph replay; the workspace size query; the refusals.
+//  - a CUDA graph replay; the workspace size query; the refusals;
+//  - the CUTLASS 2.x form (sm_80 code) forced, and a misaligned bias.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +33,32 @@ class WeightOnlyDense : public ::testing::Test {
   void SetUp() override {
     QGEMM_SKIP_WITHOUT_GPU();
     if (!detail::wonly_dense_available(0)) GTEST_SKIP() << "the dense path runs on sm_90 only";
+  }
+  // Forced onto `kernel` (kDense or kDenseMma): ragged shapes against the CPU
+  // twin, and the workspace's ŵ afterwards bit for bit.
+  void forced_matches_cpu(detail::WonlyKernel kernel) {
+    // (N, K, ldo padding): N = 136 and 1000 are not multiples of the 256-column
+    // tile; N and the output's row stride must be multiples of 8 elements (TMA).
+    const int64_t shapes[][3] = {{1000, 512, 0}, {136, 4128, 8}, {264, 1024, 16}};
+    int index = 0;
+    detail::WonlyKernelOverride force(kernel, 0);
+    for (bool int4 : {true, false}) {
+      for (const auto& s : shapes) {
+        for (int64_t m : {17, 100, 257}) {
+          WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
+          c.ldo_pad = s[2];
+          c.lda_pad = index % 3 == 0 ? 8 : 0;
+          auto rng = make_rng(static_cast<uint64_t>(index * 613 + 1));
+          WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+          if (index % 4 == 2) w.use_16bit_params(c.dtype);
+          const DeviceWeights dev(w, c.prepacked);
+          const TensorView ws = workspace(c.n, c.k);
+          SCOPED_TRACE(c.name() + (w.param_dtype == DType::kFloat32 ? "" : " 16-bit params"));
+          check_case(c, w, dev, {{0, c.n}}, &ws);
+          expect_w_hat(w, c.dtype);
+        }
+      }
+    }
   }
   // A workspace for the dense path of an n × k weight, poisoned.
   TensorView workspace(int64_t n, int64_t k) {
@@ -58,30 +87,7 @@ class WeightOnlyDense : public ::testing::Test {
   std::unique_ptr<CudaBuffer> buffer_;
 };
 
-TEST_F(WeightOnlyDense, ForcedMatchesCpuAndHoldsExactWHat) {
-  // (N, K, ldo padding): N = 136 and 1000 are not multiples of the 256-column
-  // tile; N and the output's row stride must be multiples of 8 elements (TMA).
-  const int64_t shapes[][3] = {{1000, 512, 0}, {136, 4128, 8}, {264, 1024, 16}};
-  int index = 0;
-  detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
-  for (bool int4 : {true, false}) {
-    for (const auto& s : shapes) {
-      for (int64_t m : {17, 100, 257}) {
-        WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
-        c.ldo_pad = s[2];
-        c.lda_pad = index % 3 == 0 ? 8 : 0;
-        auto rng = make_rng(static_cast<uint64_t>(index * 613 + 1));
-        WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
-        if (index % 4 == 2) w.use_16bit_params(c.dtype);
-        const DeviceWeights dev(w, c.prepacked);
-        const TensorView ws = workspace(c.n, c.k);
-        SCOPED_TRACE(c.name() + (w.param_dtype == DType::kFloat32 ? "" : " 16-bit params"));
-        check_case(c, w, dev, {{0, c.n}}, &ws);
-        expect_w_hat(w, c.dtype);
-      }
-    }
-  }
-}
+TEST_F(WeightOnlyDense, ForcedMatchesCpuAndHoldsExactWHat) { forced_matches_cpu(detail::WonlyKernel::kDense); }
 
 // No override: M ≥ 4096 (int4) / 3072 (int8) with a dense workspace takes
 // the dense path (ŵ appears in the workspace); fewer tokens do not.
@@ -170,6 +176,64 @@ TEST_F(WeightOnlyDense, UnalignedOutputFallsBack) {
   const DeviceWeights dev(w, false);
   const TensorView ws = workspace(c.n, c.k);
   check_case(c, w, dev, {{0, c.n}}, &ws);
+}
+
+// The CUTLASS 2.x form (sm_80 code, what A100 / Ada GPUs run; the H100 runs
+// its PTX), forced.
+class WeightOnlyDenseMma : public WeightOnlyDense {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!detail::wonly_dense_mma_available(0)) GTEST_SKIP() << "the sm_80 dense path is not built";
+  }
+};
+
+TEST_F(WeightOnlyDenseMma, ForcedMatchesCpuAndHoldsExactWHat) { forced_matches_cpu(detail::WonlyKernel::kDenseMma); }
+
+// A bias that is not 16-byte aligned (its row broadcast loads 16-byte
+// vectors): refused when forced, the fused kernels otherwise.
+TEST_F(WeightOnlyDenseMma, MisalignedBiasFallsBackOrIsRefused) {
+  WonlyCase c;
+  c.m = 4096, c.n = 256, c.k = 512, c.group_size = 64;
+  auto rng = make_rng(31);
+  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, false);
+  const WonlyActs x(c, rng);
+  const DeviceCall call(w, dev, x);
+  CudaBuffer out = call.output(), bias_copy(x.bias.size() * 2 + 16);
+  QGEMM_TEST_CUDA(cudaMemcpy(static_cast<uint8_t*>(bias_copy.get()) + 2, x.bias.data(), x.bias.size() * 2,
+                             cudaMemcpyHostToDevice));
+  const TensorView ws = workspace(c.n, c.k);
+  const TensorView bias(static_cast<uint8_t*>(bias_copy.get()) + 2, c.dtype, {c.n}, kGpu);
+  auto run = [&] {
+    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(call.a.get(), kGpu), dev.w_view,
+                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), w.offsets_view(dev.offsets->get(), 0, c.n, kGpu),
+                   w.group, bias, ws);
+  };
+  for (detail::WonlyKernel kernel : {detail::WonlyKernel::kDenseMma, detail::WonlyKernel::kDense}) {
+    if (kernel == detail::WonlyKernel::kDense && !detail::wonly_dense_available(0)) continue;
+    detail::WonlyKernelOverride force(kernel, 0);
+    expect_error(run, ErrorKind::kValue, {"WonlyKernelOverride", "operands"});
+  }
+  // The dispatch's choice: the fused kernels. Against the dense call with the
+  // aligned bias: the same ŵ and bias, fp32 sums in another order, so each
+  // output is the same bf16 value or its neighbour.
+  out.poison();
+  run();
+  CudaBuffer want = call.output();
+  call.run(want, ws);
+  QGEMM_TEST_CUDA(cudaDeviceSynchronize());
+  std::vector<uint16_t> got, expected;
+  out.download(got);
+  want.download(expected);
+  int64_t far = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = detail::load_float(got.data(), static_cast<int64_t>(i), c.dtype);
+    const double e = detail::load_float(expected.data(), static_cast<int64_t>(i), c.dtype);
+    const double ulp = std::ldexp(1.0, std::ilogb(std::max({std::fabs(g), std::fabs(e), 1e-30})) - 7);
+    if (!(std::fabs(g - e) <= ulp)) ++far;
+  }
+  EXPECT_EQ(far, 0);
 }
 
 }  // namespace

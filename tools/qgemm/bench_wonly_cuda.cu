@@ -29,10 +29,11 @@
 // thresholds (wonly_dispatch.cu, dense_min_tokens).
 //
 // --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
-// onto every tensor-core kernel and tile, and for M ≤ 32 onto 16-token
-// decode launches (detail::WonlyKernelOverride): impl
-// "sweep-<w4a16-g128|w8a16-channel>-<mma|wgmma>-<tile>" and
-// "sweep-…-gemv-chunks" — the data behind the M > 16 rows of the dispatch
+// onto every tensor-core kernel and tile, for M ≤ 32 onto 16-token decode
+// launches and for M ≥ kDenseFromTokens onto the dense path's CUTLASS 2.x
+// form (detail::WonlyKernelOverride): impl
+// "sweep-<w4a16-g128|w8a16-channel>-<mma|wgmma>-<tile>",
+// "sweep-…-gemv-chunks" and "sweep-…-dense-mma" — the data behind the M > 16 rows of the dispatch
 // table (wonly_dispatch.cu), and the mma.sync kernel's speed (what sm_80
 // GPUs run) on this GPU.
 #include <cublas_v2.h>
@@ -100,6 +101,13 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
   // dequantized weight), grown to the largest shape timed.
   cuda::DeviceBuffer dense_workspace;
   TensorView dense_v;
+  const auto ensure_dense_workspace = [&](int64_t n, int64_t k) {
+    const int64_t dense_bytes = weight_only_dense_workspace_bytes(gpu, n, k);
+    if (dense_workspace.bytes() < static_cast<size_t>(dense_bytes)) {
+      dense_workspace = cuda::DeviceBuffer(static_cast<size_t>(dense_bytes));
+    }
+    dense_v = TensorView(dense_workspace.get(), DType::kUInt8, {dense_bytes}, gpu);
+  };
   const int64_t workspace_bytes = weight_only_workspace_bytes(gpu);
   cuda::DeviceBuffer workspace(static_cast<size_t>(workspace_bytes));
   const TensorView workspace_v(workspace.get(), DType::kUInt8, {workspace_bytes}, gpu);
@@ -230,11 +238,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
         with_workspace = true;
         if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
-          const int64_t dense_bytes = weight_only_dense_workspace_bytes(gpu, n, k);
-          if (dense_workspace.bytes() < static_cast<size_t>(dense_bytes)) {
-            dense_workspace = cuda::DeviceBuffer(static_cast<size_t>(dense_bytes));
-          }
-          dense_v = TensorView(dense_workspace.get(), DType::kUInt8, {dense_bytes}, gpu);
+          ensure_dense_workspace(n, k);
           detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
           dense = true;
           record(std::string(var.impl) + "-dense", time_variant(), bytes, cublas_us);
@@ -256,6 +260,15 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           detail::WonlyKernelOverride force(f.kernel, f.tile);
           const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
           record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
+        }
+        // The dense path's CUTLASS 2.x form (what sm_80 / Ada GPUs run), on this GPU.
+        if (m >= kDenseFromTokens && detail::wonly_dense_mma_available(0)) {
+          ensure_dense_workspace(n, k);
+          detail::WonlyKernelOverride force(detail::WonlyKernel::kDenseMma, 0);
+          dense = true;
+          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+          record("sweep-" + name + "-dense-mma", time_variant(), bytes, cublas_us);
+          dense = false;
         }
       }
     }

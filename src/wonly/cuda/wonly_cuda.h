@@ -21,6 +21,7 @@ enum class WonlyKernel {
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
   kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), sm_90a
   kDense,       // dequantize once into the workspace, then a dense GEMM (wonly_dense.cuh), sm_90a
+  kDenseMma,    // the same with the CUTLASS 2.x GEMM (wonly_dense_sm80.cu), sm_80+
 };
 
 // Bytes of the workspace that lets weight_only_mm take the dense path on
@@ -32,6 +33,8 @@ int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k)
 bool wonly_wgmma_available(int device);
 // Whether the dense prefill path (wonly_dense.cuh) is built and runs on `device`.
 bool wonly_dense_available(int device);
+// Whether its CUTLASS 2.x form (wonly_dense_sm80.cu) is built and runs on `device` (sm_80+).
+bool wonly_dense_mma_available(int device);
 
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
 // calls on that thread with M > 16 run `kernel` (kMma, kWgmma, or
@@ -39,9 +42,9 @@ bool wonly_dense_available(int device);
 // (kGemvChunks: 2 token blocks) instead of the dispatch table's choice.
 // kWgmma where it cannot run (not sm_90, not built) is an error, and so is a
 // tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
-// kGemvChunks: 2; kDense: 0) or another kernel. kDense also needs a workspace
-// of weight_only_dense_workspace_bytes and operands its GEMM takes (an error
-// otherwise).
+// kGemvChunks: 2; kDense, kDenseMma: 0) or another kernel. kDense and
+// kDenseMma also need a workspace of weight_only_dense_workspace_bytes and
+// operands their GEMM takes (an error otherwise).
 class WonlyKernelOverride {
  public:
   WonlyKernelOverride(WonlyKernel kernel, int tile);
@@ -80,5 +83,7 @@ void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a
 // nothing launched, when its GEMM cannot take these operands.
 bool run_wonly_dense_bf16(const WeightOnlyArgs& args, int sm_count);
 bool run_wonly_dense_fp16(const WeightOnlyArgs& args, int sm_count);
+// The dense path with the CUTLASS 2.x GEMM (wonly_dense_sm80.cu, sm_80+).
+bool run_wonly_dense_sm80(const WeightOnlyArgs& args);
 
 }  // namespace qgemm::detail

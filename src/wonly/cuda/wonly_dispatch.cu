@@ -171,8 +171,22 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 // So int4 from 4096 tokens (faster or equal at every variant and shape
 // there, at most 2 % slower at 8192 with bf16 parameters on (28672, 8192);
 // 3072 is mixed), int8 from 3072.
-constexpr int64_t kDenseMinTokensInt4 = 4096, kDenseMinTokensInt8 = 3072;
-int64_t dense_min_tokens(const WeightOnlyArgs& args) { return args.int4 ? kDenseMinTokensInt4 : kDenseMinTokensInt8; }
+// Other GPUs (the CUTLASS 2.x GEMM of wonly_dense_sm80.cu against the
+// mma.sync kernel, wonly_mma, whose tiles dequantize as often): from 1024
+// tokens. Measured on the H100 running both as sm_80 code (`qgemm bench wonly
+// --sweep`, "dense-mma" against the faster of "mma-64" / "mma-128";
+// bench/results/wonly-h100-dense-mma-sweep.json), W4 g128 µs:
+//   M      (28672, 8192)  (4096, 4096)  (11008, 4096)  (4096, 11008)
+//   256    516 → 536      53 → 99       128 → 130      115 → 241
+//   1024   1796 → 1327    138 → 94      400 → 270      349 → 236
+//   4096   7440 → 4840    543 → 311     1378 → 913     1457 → 965
+// (W8 per channel at 1024: 1991 → 1389, 146 → 97, 403 → 277, 374 → 242.)
+// Not measured on an A100 or an Ada GPU.
+constexpr int64_t kDenseMinTokensInt4 = 4096, kDenseMinTokensInt8 = 3072, kDenseMmaMinTokens = 1024;
+int64_t dense_min_tokens(const WeightOnlyArgs& args, bool mma) {
+  if (mma) return kDenseMmaMinTokens;
+  return args.int4 ? kDenseMinTokensInt4 : kDenseMinTokensInt8;
+}
 
 bool dense_built() {
 #if QGEMM_HAS_WONLY_DENSE_SM90
@@ -182,21 +196,36 @@ bool dense_built() {
 #endif
 }
 
-// Runs the dense path; false (nothing launched) where it cannot.
-bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device) {
-#if QGEMM_HAS_WONLY_DENSE_SM90
-  return args.dtype == DType::kBFloat16 ? run_wonly_dense_bf16(args, device.sm_count)
-                                        : run_wonly_dense_fp16(args, device.sm_count);
+bool dense_mma_built() {
+#if QGEMM_HAS_WONLY_DENSE_SM80
+  return true;
 #else
-  (void)args, (void)device;
   return false;
 #endif
+}
+
+// Runs the dense path (sm_90: CUTLASS 3.x; `mma`: the CUTLASS 2.x GEMM of
+// wonly_dense_sm80.cu); false (nothing launched) where it cannot.
+bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mma) {
+  if (mma) {
+#if QGEMM_HAS_WONLY_DENSE_SM80
+    return run_wonly_dense_sm80(args);
+#endif
+  } else {
+#if QGEMM_HAS_WONLY_DENSE_SM90
+    return args.dtype == DType::kBFloat16 ? run_wonly_dense_bf16(args, device.sm_count)
+                                          : run_wonly_dense_fp16(args, device.sm_count);
+#endif
+  }
+  (void)args, (void)device;
+  return false;
 }
 
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
 bool wonly_dense_available(int device) { return dense_built() && wgmma_runs_on(cuda_device_info(device)); }
+bool wonly_dense_mma_available(int device) { return dense_mma_built() && cuda_device_info(device).major >= 8; }
 
 int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k) {
   const int64_t w_hat = (n * k * 2 + 255) / 256 * 256;
@@ -237,16 +266,22 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   CudaDeviceGuard guard(args.device);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const bool wgmma = wgmma_runs_on(device);
-  const bool dense = wgmma && dense_built() &&
-                     args.workspace_bytes >= weight_only_dense_workspace_bytes_cuda(args.device.index, args.n, args.k);
-  if (args.m > 16 && override_kernel == WonlyKernel::kDense) {
-    if (override_tile != 0 || !dense || !run_dense(args, device)) {
-      throw Error(ErrorKind::kValue, "WonlyKernelOverride: kDense needs tile 0, sm_90, a workspace of "
-                                     "weight_only_dense_workspace_bytes and operands its GEMM takes");
+  // The dense path: sm_90's GEMM there, the CUTLASS 2.x one on other sm_80+ GPUs.
+  const bool dense_workspace =
+      args.workspace_bytes >= weight_only_dense_workspace_bytes_cuda(args.device.index, args.n, args.k);
+  const bool dense = dense_workspace && (wgmma ? dense_built() : device.major >= 8 && dense_mma_built());
+  if (args.m > 16 && (override_kernel == WonlyKernel::kDense || override_kernel == WonlyKernel::kDenseMma)) {
+    const bool mma = override_kernel == WonlyKernel::kDenseMma;
+    const bool runs = mma ? device.major >= 8 && dense_mma_built() : wgmma && dense_built();
+    if (override_tile != 0 || !dense_workspace || !runs || !run_dense(args, device, mma)) {
+      throw Error(ErrorKind::kValue, std::string("WonlyKernelOverride: ") + (mma ? "kDenseMma needs sm_80+" : "kDense needs sm_90") +
+                                         ", tile 0, a workspace of weight_only_dense_workspace_bytes and operands "
+                                         "its GEMM takes");
     }
     return;
   }
-  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= dense_min_tokens(args) && run_dense(args, device)) {
+  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= dense_min_tokens(args, !wgmma) &&
+      run_dense(args, device, !wgmma)) {
     return;
   }
   WonlyConfig config{};
