@@ -177,10 +177,10 @@ bool wgmma_runs_on(const CudaDeviceInfo& device) {
 // --sweep`, "dense-mma" against the faster of "mma-64" / "mma-128";
 // bench/results/wonly-h100-dense-mma-sweep.json), W4 g128 µs:
 //   M      (28672, 8192)  (4096, 4096)  (11008, 4096)  (4096, 11008)
-//   256    516 → 536      53 → 99       128 → 130      115 → 241
-//   1024   1796 → 1327    138 → 94      400 → 270      349 → 236
-//   4096   7440 → 4840    543 → 311     1378 → 913     1457 → 965
-// (W8 per channel at 1024: 1991 → 1389, 146 → 97, 403 → 277, 374 → 242.)
+//   256    518 → 537      56 → 97       131 → 130      121 → 240
+//   1024   1813 → 1288    136 → 94      403 → 271      347 → 238
+//   4096   7533 → 4662    542 → 314     1393 → 881     1470 → 922
+// (W8 per channel at 1024: 1979 → 1368, 146 → 97, 411 → 276, 377 → 244.)
 // Not measured on an A100 or an Ada GPU.
 constexpr int64_t kDenseMinTokensInt4 = 4096, kDenseMinTokensInt8 = 3072, kDenseMmaMinTokens = 1024;
 int64_t dense_min_tokens(const WeightOnlyArgs& args, bool mma) {
