@@ -114,11 +114,8 @@ TEST_F(WeightOnlyDense, DispatchTakesItFromManyTokens) {
 TEST_F(WeightOnlyDense, GraphReplayGivesTheSameBits) {
   WonlyCase c;
   c.m = 300, c.n = 512, c.k = 1024, c.group_size = 128;
-  auto rng = make_rng(5);
-  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev(w, true);
-  const WonlyActs x(c, rng);
-  const DeviceCall call(w, dev, x);
+  const DeviceProblem p(c, 5, true);
+  const DeviceCall& call = p.call;
   CudaBuffer direct = call.output(), replayed = call.output();
   const TensorView ws = workspace(c.n, c.k);
   detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
@@ -144,11 +141,8 @@ TEST_F(WeightOnlyDense, WorkspaceBytesAndRefusals) {
   // Forced with a workspace too small for ŵ, or an output row stride TMA cannot take.
   WonlyCase c;
   c.m = 64, c.n = 4096, c.k = 4096, c.group_size = 128;
-  auto rng = make_rng(9);
-  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev(w, false);
-  const WonlyActs x(c, rng);
-  const DeviceCall call(w, dev, x);
+  const DeviceProblem p(c, 9);
+  const DeviceCall& call = p.call;
   CudaBuffer out = call.output();
   const int64_t small = weight_only_workspace_bytes(kGpu);
   CudaBuffer small_ws(static_cast<size_t>(small));
@@ -156,10 +150,8 @@ TEST_F(WeightOnlyDense, WorkspaceBytesAndRefusals) {
   expect_error([&] { call.run(out, TensorView(small_ws.get(), DType::kUInt8, {small}, kGpu)); }, ErrorKind::kValue,
                {"kDense", "weight_only_dense_workspace_bytes"});
   c.n = 100, c.ldo_pad = 4;  // N = 100: not a multiple of 8
-  const WonlyWeights w2(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev2(w2, false);
-  const WonlyActs x2(c, rng);
-  const DeviceCall call2(w2, dev2, x2);
+  const DeviceProblem p2(c, 10);
+  const DeviceCall& call2 = p2.call;
   CudaBuffer out2 = call2.output();
   const TensorView ws = workspace(c.n, c.k);
   expect_error([&] { call2.run(out2, ws); }, ErrorKind::kValue, {"kDense", "operands"});
@@ -195,11 +187,11 @@ TEST_F(WeightOnlyDenseMma, ForcedMatchesCpuAndHoldsExactWHat) { forced_matches_c
 TEST_F(WeightOnlyDenseMma, MisalignedBiasFallsBackOrIsRefused) {
   WonlyCase c;
   c.m = 4096, c.n = 256, c.k = 512, c.group_size = 64;
-  auto rng = make_rng(31);
-  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev(w, false);
-  const WonlyActs x(c, rng);
-  const DeviceCall call(w, dev, x);
+  const DeviceProblem p(c, 31);
+  const WonlyWeights& w = p.w;
+  const DeviceWeights& dev = p.dev;
+  const WonlyActs& x = p.x;
+  const DeviceCall& call = p.call;
   CudaBuffer out = call.output(), bias_copy(x.bias.size() * 2 + 16);
   QGEMM_TEST_CUDA(cudaMemcpy(static_cast<uint8_t*>(bias_copy.get()) + 2, x.bias.data(), x.bias.size() * 2,
                              cudaMemcpyHostToDevice));

@@ -140,11 +140,8 @@ TEST_F(WeightOnlyStreamK, SmallGridRuleMatchesCpu) {
 TEST_F(WeightOnlyStreamK, DeterministicAnyWorkspaceContentsAndGraphs) {
   WonlyCase c;
   c.m = 100, c.n = 1000, c.k = 4096, c.group_size = 128;
-  auto rng = make_rng(7);
-  const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev(w, false);
-  const WonlyActs x(c, rng);
-  const DeviceCall call(w, dev, x);
+  const DeviceProblem p(c, 7);
+  const DeviceCall& call = p.call;
   CudaBuffer first = call.output(), second = call.output(), replayed = call.output();
   detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, 64);
   detail::WonlyStreamKOverride sk(37);  // 16 tiles × 64 k tiles: tiles cut between 3 CTAs
@@ -163,7 +160,7 @@ TEST_F(WeightOnlyStreamK, DeterministicAnyWorkspaceContentsAndGraphs) {
   EXPECT_EQ(got, want);
   EXPECT_EQ(graph_out, want);
   cudaStreamDestroy(stream);
-  check_case(c, w, dev, {{0, c.n}}, &workspace_);  // and the bits are right
+  check_case(c, p.w, p.dev, {{0, c.n}}, &workspace_);  // and the bits are right
 }
 
 // The workspace overload on the GPU: too small, misaligned, on the CPU,

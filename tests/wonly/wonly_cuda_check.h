@@ -91,6 +91,19 @@ struct DeviceCall {
   }
 };
 
+// A case's random weight and activations, on the host and the device,
+// ready to call (rng seeded with `seed`).
+struct DeviceProblem {
+  std::mt19937_64 rng;
+  WonlyWeights w;
+  DeviceWeights dev;
+  WonlyActs x;
+  DeviceCall call;
+  DeviceProblem(const WonlyCase& c, uint64_t seed, bool prepacked = false)
+      : rng(make_rng(seed)), w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng), dev(w, prepacked),
+        x(c, rng), call(w, dev, x) {}
+};
+
 // Captures what `enqueue` puts on `stream` in a CUDA graph, replays it
 // `replays` times and waits for the stream.
 template <class Enqueue>

@@ -94,16 +94,8 @@ struct DenseGemm {
   }
 
   static void run(const WeightOnlyArgs& args, const void* w_hat, int sm_count, cudaStream_t stream) {
-    const auto a = arguments(args, w_hat, sm_count);
     Gemm gemm;
-    if (gemm.initialize(a, nullptr, stream) != cutlass::Status::kSuccess) {
-      throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS dense GEMM initialization failed");
-    }
-    const cutlass::Status status = gemm.run(stream);
-    QGEMM_CUDA_CHECK(cudaGetLastError());
-    if (status != cutlass::Status::kSuccess) {
-      throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS dense GEMM launch failed");
-    }
+    launch_gemm(gemm, arguments(args, w_hat, sm_count), stream, "CUTLASS dense GEMM");
   }
 };
 

@@ -11,9 +11,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "cutlass/cutlass.h"
 #include "wonly/cuda/wonly_device.cuh"
 
 namespace qgemm::detail::wonly_dense {
@@ -96,6 +98,20 @@ void run_dequantize_pass(const WeightOnlyArgs& args, void* w_hat, cudaStream_t s
 inline bool dense_operands_aligned(const WeightOnlyArgs& args) {
   return args.n % 8 == 0 && args.k % 8 == 0 && args.ldo % 8 == 0 && args.lda % 8 == 0 &&
          reinterpret_cast<uintptr_t>(args.bias) % 16 == 0;
+}
+
+// Initializes and enqueues a CUTLASS GEMM (device adapter `gemm`) whose
+// arguments were checked: a failure here is a backend error, named `what`.
+template <class Gemm>
+void launch_gemm(Gemm& gemm, const typename Gemm::Arguments& arguments, cudaStream_t stream, const char* what) {
+  if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) {
+    throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " initialization failed");
+  }
+  const cutlass::Status status = gemm.run(stream);
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+  if (status != cutlass::Status::kSuccess) {
+    throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " launch failed");
+  }
 }
 
 }  // namespace qgemm::detail::wonly_dense

@@ -52,14 +52,7 @@ bool run(const WeightOnlyArgs& args) {
   }
   const cudaStream_t stream = as_cuda_stream(args.stream);
   wonly_dense::run_dequantize_pass<kBf16>(args, args.workspace, stream);
-  if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) {
-    throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS sm80 dense GEMM initialization failed");
-  }
-  const cutlass::Status status = gemm.run(stream);
-  QGEMM_CUDA_CHECK(cudaGetLastError());
-  if (status != cutlass::Status::kSuccess) {
-    throw Error(ErrorKind::kBackend, "weight_only_mm: CUTLASS sm80 dense GEMM launch failed");
-  }
+  wonly_dense::launch_gemm(gemm, arguments, stream, "CUTLASS sm80 dense GEMM");
   return true;
 }
 
