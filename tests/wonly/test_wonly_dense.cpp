@@ -123,8 +123,8 @@ TEST_F(WeightOnlyDense, GraphReplayGivesTheSameBits) {
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   direct.poison();
   replayed.poison();
-  call.run(direct, ws, stream);
-  replay_in_graph(stream, [&] { call.run(replayed, ws, stream); });
+  call.run(direct, &ws, stream);
+  replay_in_graph(stream, [&] { call.run(replayed, &ws, stream); });
   std::vector<uint16_t> want, got;
   direct.download(want);
   replayed.download(got);
@@ -147,14 +147,15 @@ TEST_F(WeightOnlyDense, WorkspaceBytesAndRefusals) {
   const int64_t small = weight_only_workspace_bytes(kGpu);
   CudaBuffer small_ws(static_cast<size_t>(small));
   detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
-  expect_error([&] { call.run(out, TensorView(small_ws.get(), DType::kUInt8, {small}, kGpu)); }, ErrorKind::kValue,
+  const TensorView small_v(small_ws.get(), DType::kUInt8, {small}, kGpu);
+  expect_error([&] { call.run(out, &small_v); }, ErrorKind::kValue,
                {"kDense", "weight_only_dense_workspace_bytes"});
   c.n = 100, c.ldo_pad = 4;  // N = 100: not a multiple of 8
   const DeviceProblem p2(c, 10);
   const DeviceCall& call2 = p2.call;
   CudaBuffer out2 = call2.output();
   const TensorView ws = workspace(c.n, c.k);
-  expect_error([&] { call2.run(out2, ws); }, ErrorKind::kValue, {"kDense", "operands"});
+  expect_error([&] { call2.run(out2, &ws); }, ErrorKind::kValue, {"kDense", "operands"});
   QGEMM_TEST_CUDA(cudaDeviceSynchronize());
 }
 
@@ -213,7 +214,7 @@ TEST_F(WeightOnlyDenseMma, MisalignedBiasFallsBackOrIsRefused) {
   out.poison();
   run();
   CudaBuffer want = call.output();
-  call.run(want, ws);
+  call.run(want, &ws);
   QGEMM_TEST_CUDA(cudaDeviceSynchronize());
   std::vector<uint16_t> got, expected;
   out.download(got);

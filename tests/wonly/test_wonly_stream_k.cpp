@@ -149,10 +149,10 @@ TEST_F(WeightOnlyStreamK, DeterministicAnyWorkspaceContentsAndGraphs) {
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (CudaBuffer* out : {&first, &second, &replayed}) out->poison();
   QGEMM_TEST_CUDA(cudaMemset(buffer_->get(), 0xff, static_cast<size_t>(bytes_)));
-  call.run(first, workspace_, stream);
+  call.run(first, &workspace_, stream);
   QGEMM_TEST_CUDA(cudaMemsetAsync(buffer_->get(), 0xff, static_cast<size_t>(bytes_), stream));
-  call.run(second, workspace_, stream);
-  replay_in_graph(stream, [&] { call.run(replayed, workspace_, stream); }, 2);
+  call.run(second, &workspace_, stream);
+  replay_in_graph(stream, [&] { call.run(replayed, &workspace_, stream); }, 2);
   std::vector<uint16_t> want, got, graph_out;
   first.download(want);
   second.download(got);

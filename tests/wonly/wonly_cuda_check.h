@@ -66,11 +66,12 @@ struct DeviceWeights {
 // weight_only_mm, through the workspace overload when `workspace` is given.
 inline void weight_only_mm_with(const TensorView& out, const TensorView& a, const TensorView& w,
                                 const TensorView& scales, const std::optional<TensorView>& offsets, int group,
-                                const std::optional<TensorView>& bias, const TensorView* workspace) {
+                                const std::optional<TensorView>& bias, const TensorView* workspace,
+                                Stream stream = nullptr) {
   if (workspace != nullptr) {
-    weight_only_mm(out, a, w, scales, offsets, group, bias, *workspace);
+    weight_only_mm(out, a, w, scales, offsets, group, bias, *workspace, stream);
   } else {
-    weight_only_mm(out, a, w, scales, offsets, group, bias);
+    weight_only_mm(out, a, w, scales, offsets, group, bias, stream);
   }
 }
 
@@ -84,10 +85,12 @@ struct DeviceCall {
   DeviceCall(const WonlyWeights& w_, const DeviceWeights& dev_, const WonlyActs& x_)
       : w(w_), dev(dev_), x(x_), a(x_.a), bias(x_.bias) {}
   CudaBuffer output() const { return CudaBuffer(x.out.size() * 2); }
-  void run(CudaBuffer& out, const TensorView& workspace, cudaStream_t stream = nullptr) const {
-    weight_only_mm(x.out_view(out.get(), w.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                   w.scales_view(dev.scales->get(), 0, w.n, kGpu), w.offsets_view(dev.offsets->get(), 0, w.n, kGpu),
-                   w.group, x.bias_view(bias.get(), 0, w.n, kGpu), workspace, stream);
+  // With `workspace`, through weight_only_mm's workspace overload.
+  void run(CudaBuffer& out, const TensorView* workspace, cudaStream_t stream = nullptr) const {
+    weight_only_mm_with(x.out_view(out.get(), w.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                        w.scales_view(dev.scales->get(), 0, w.n, kGpu),
+                        w.offsets_view(dev.offsets->get(), 0, w.n, kGpu), w.group,
+                        x.bias_view(bias.get(), 0, w.n, kGpu), workspace, stream);
   }
 };
 
@@ -125,14 +128,11 @@ void replay_in_graph(cudaStream_t stream, Enqueue&& enqueue, int replays = 1) {
 inline void check_case(const WonlyCase& c, const WonlyWeights& w, const DeviceWeights& dev,
                 const std::vector<std::pair<int64_t, int64_t>>& blocks, const TensorView* workspace = nullptr) {
   auto rng = make_rng(static_cast<uint64_t>(c.m * 131 + c.n * 7 + c.k + c.group()));
-  WonlyActs x(c, rng);
-  CudaBuffer a(x.a), bias(x.bias), out(x.out.size() * 2);
+  const WonlyActs x(c, rng);
+  const DeviceCall call(w, dev, x);
+  CudaBuffer out = call.output();
   out.poison();
-  const TensorView out_v = x.out_view(out.get(), c.n, x.ldo, kGpu), a_v = x.a_view(a.get(), kGpu);
-  const TensorView scales_v = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
-  const auto offsets_v = w.offsets_view(dev.offsets->get(), 0, c.n, kGpu);
-  const auto bias_v = x.bias_view(bias.get(), 0, c.n, kGpu);
-  weight_only_mm_with(out_v, a_v, dev.w_view, scales_v, offsets_v, w.group, bias_v, workspace);
+  call.run(out, workspace);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.name();
   std::vector<uint16_t> gpu;
   out.download(gpu);

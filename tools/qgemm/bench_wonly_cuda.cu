@@ -67,6 +67,8 @@ struct Variant {
   bool offsets;
   bool prepacked;
   bool params16 = false;  // scales and offsets in bf16 (the activation dtype) instead of fp32
+  DType param_dtype() const { return params16 ? DType::kBFloat16 : DType::kFloat32; }
+  size_t param_bytes() const { return params16 ? 2 : 4; }
 };
 
 // Rotated copies of one quantized weight with its params, on the device.
@@ -141,11 +143,10 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       } else {
         ws.w_bytes = var.int4 ? n * k / 2 : n * k;
       }
-      const size_t param_bytes = var.params16 ? 2 : 4;
-      ws.sets = cuda::rotation_sets(ws.w_bytes + ws.param_count * 2 * param_bytes);
+      ws.sets = cuda::rotation_sets(ws.w_bytes + ws.param_count * 2 * var.param_bytes());
       ws.w = cuda::DeviceBuffer(ws.w_bytes * ws.sets);
-      ws.scales = cuda::DeviceBuffer(ws.param_count * param_bytes * ws.sets);
-      ws.offsets = cuda::DeviceBuffer(ws.param_count * param_bytes * ws.sets);
+      ws.scales = cuda::DeviceBuffer(ws.param_count * var.param_bytes() * ws.sets);
+      ws.offsets = cuda::DeviceBuffer(ws.param_count * var.param_bytes() * ws.sets);
       const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
       if (var.prepacked) {
         cuda::DeviceBuffer plain(n * k / 2);
@@ -161,9 +162,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         cuda::fill_random(ws.w.get(), var.int4 ? DType::kUInt8 : DType::kInt8, ws.w_bytes * ws.sets,
                           var.int4 ? 0 : -128, var.int4 ? 255 : 127, 24, stream);
       }
-      const DType param_dtype = var.params16 ? DType::kBFloat16 : DType::kFloat32;
-      cuda::fill_random(ws.scales.get(), param_dtype, ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
-      cuda::fill_random(ws.offsets.get(), param_dtype, ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
+      cuda::fill_random(ws.scales.get(), var.param_dtype(), ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
+      cuda::fill_random(ws.offsets.get(), var.param_dtype(), ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
     }
 
     for (int64_t m : tokens) {
@@ -218,11 +218,10 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
                                      ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
                                      : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
           const int64_t groups = k / group;
-          const DType p_dtype = var.params16 ? DType::kBFloat16 : DType::kFloat32;
-          const size_t p_offset = set * ws.param_count * (var.params16 ? 2 : 4);
-          const TensorView s_v(ws.scales.as<uint8_t>() + p_offset, p_dtype, {n, groups}, gpu);
+          const size_t p_offset = set * ws.param_count * var.param_bytes();
+          const TensorView s_v(ws.scales.as<uint8_t>() + p_offset, var.param_dtype(), {n, groups}, gpu);
           std::optional<TensorView> o_v;
-          if (var.offsets) o_v = TensorView(ws.offsets.as<uint8_t>() + p_offset, p_dtype, {n, groups}, gpu);
+          if (var.offsets) o_v = TensorView(ws.offsets.as<uint8_t>() + p_offset, var.param_dtype(), {n, groups}, gpu);
           if (with_workspace) {
             weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, dense ? dense_v : workspace_v, stream);
           } else {
@@ -230,19 +229,24 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           }
         };
         auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
-        const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * (var.params16 ? 2 : 4));
+        const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
         const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
         if (m <= 16) continue;
         with_workspace = false;
         record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
         with_workspace = true;
-        if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
+        // One call forced onto the dense path (kDense or kDenseMma) with its workspace.
+        const auto record_dense = [&](detail::WonlyKernel kernel, const std::string& impl) {
           ensure_dense_workspace(n, k);
-          detail::WonlyKernelOverride force(detail::WonlyKernel::kDense, 0);
+          detail::WonlyKernelOverride force(kernel, 0);
           dense = true;
-          record(std::string(var.impl) + "-dense", time_variant(), bytes, cublas_us);
+          record(impl, time_variant(), bytes, cublas_us);
           dense = false;
+        };
+        const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+        if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
+          record_dense(detail::WonlyKernel::kDense, std::string(var.impl) + "-dense");
         }
         if (!sweep || var.prepacked || var.params16) continue;
         struct Forced {
@@ -258,17 +262,11 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
           if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
           detail::WonlyKernelOverride force(f.kernel, f.tile);
-          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
           record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
         }
         // The dense path's CUTLASS 2.x form (what sm_80 / Ada GPUs run), on this GPU.
         if (m >= kDenseFromTokens && detail::wonly_dense_mma_available(0)) {
-          ensure_dense_workspace(n, k);
-          detail::WonlyKernelOverride force(detail::WonlyKernel::kDenseMma, 0);
-          dense = true;
-          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
-          record("sweep-" + name + "-dense-mma", time_variant(), bytes, cublas_us);
-          dense = false;
+          record_dense(detail::WonlyKernel::kDenseMma, "sweep-" + name + "-dense-mma");
         }
       }
     }

@@ -14,16 +14,11 @@ namespace qgemm::detail::fused {
 // cap of two blocks per SM instead of the op's occupancy cap.
 template <class Op, int kVec, int kItems>
 void launch_kernel(const FusedArgs& args, const FusedLaunch& launch) {
-  const dim3 grid(static_cast<unsigned>(args.tokens)), block(launch.threads);
-  const cudaStream_t stream = as_cuda_stream(args.stream);
+  auto kernel = fused_row_kernel<Op, kVec, kItems>;
   if constexpr (kItems == 2 && Op::kStats != RowStats::kNone) {
-    if (launch.few_rows) {
-      fused_row_kernel<Op, kVec, kItems, true><<<grid, block, 0, stream>>>(args);
-      QGEMM_CUDA_CHECK(cudaGetLastError());
-      return;
-    }
+    if (launch.few_rows) kernel = fused_row_kernel<Op, kVec, kItems, true>;
   }
-  fused_row_kernel<Op, kVec, kItems><<<grid, block, 0, stream>>>(args);
+  kernel<<<static_cast<unsigned>(args.tokens), launch.threads, 0, as_cuda_stream(args.stream)>>>(args);
   QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 

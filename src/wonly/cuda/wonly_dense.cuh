@@ -69,7 +69,8 @@ struct DenseGemm {
                                                           CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
-  static typename Gemm::Arguments arguments(const WeightOnlyArgs& args, const void* w_hat, int sm_count) {
+  // The GEMM on ŵ in the workspace.
+  static typename Gemm::Arguments arguments(const WeightOnlyArgs& args, int sm_count) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
     using StrideD = typename GemmKernel::StrideD;
@@ -77,7 +78,7 @@ struct DenseGemm {
     typename Gemm::Arguments arguments{
         cutlass::gemm::GemmUniversalMode::kGemm,
         {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k), 1},
-        {static_cast<const T*>(args.a), StrideA{args.lda, _1{}, int64_t(0)}, static_cast<const T*>(w_hat),
+        {static_cast<const T*>(args.a), StrideA{args.lda, _1{}, int64_t(0)}, static_cast<const T*>(args.workspace),
          StrideB{args.k, _1{}, int64_t(0)}},
         {{{}, bias, {}}, nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<T*>(args.out),
          StrideD{args.ldo, _1{}, int64_t(0)}}};
@@ -85,31 +86,14 @@ struct DenseGemm {
     arguments.hw_info.sm_count = sm_count;
     return arguments;
   }
-
-  // Whether CUTLASS takes these operands (16-byte aligned rows and bases,
-  // sizes within int) and needs no workspace of its own.
-  static bool can_run(const WeightOnlyArgs& args, const void* w_hat, int sm_count) {
-    const auto a = arguments(args, w_hat, sm_count);
-    return Gemm::can_implement(a) == cutlass::Status::kSuccess && Gemm::get_workspace_size(a) == 0;
-  }
-
-  static void run(const WeightOnlyArgs& args, const void* w_hat, int sm_count, cudaStream_t stream) {
-    Gemm gemm;
-    launch_gemm(gemm, arguments(args, w_hat, sm_count), stream, "CUTLASS dense GEMM");
-  }
 };
 
 // The dense path for one activation dtype: false (nothing launched) when the
 // GEMM cannot take these operands; the caller then runs the fused kernels.
 template <bool kBf16>
 bool run(const WeightOnlyArgs& args, int sm_count) {
-  using T = std::conditional_t<kBf16, cutlass::bfloat16_t, cutlass::half_t>;
-  using Gemm = DenseGemm<T>;
-  if (!dense_operands_aligned(args) || !Gemm::can_run(args, args.workspace, sm_count)) return false;
-  const cudaStream_t stream = as_cuda_stream(args.stream);
-  run_dequantize_pass<kBf16>(args, args.workspace, stream);
-  Gemm::run(args, args.workspace, sm_count, stream);
-  return true;
+  using Dense = DenseGemm<std::conditional_t<kBf16, cutlass::bfloat16_t, cutlass::half_t>>;
+  return run_dense_path<kBf16, typename Dense::Gemm>(args, Dense::arguments(args, sm_count), "CUTLASS dense GEMM");
 }
 
 }  // namespace qgemm::detail::wonly_dense

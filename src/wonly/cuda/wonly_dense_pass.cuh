@@ -92,18 +92,27 @@ void run_dequantize_pass(const WeightOnlyArgs& args, void* w_hat, cudaStream_t s
   }
 }
 
-// What both dense GEMMs need besides what CUTLASS checks itself: N, K and
-// out's row stride multiples of 8 elements (16-byte rows) and a 16-byte
-// aligned bias (its row broadcast loads 16-byte vectors).
+// What both dense GEMMs need besides what CUTLASS checks itself: N and the
+// rows of a and out multiples of 8 elements (16 bytes; K is a multiple of 32
+// by validation) and a 16-byte aligned bias (its row broadcast loads 16-byte
+// vectors).
 inline bool dense_operands_aligned(const WeightOnlyArgs& args) {
-  return args.n % 8 == 0 && args.k % 8 == 0 && args.ldo % 8 == 0 && args.lda % 8 == 0 &&
-         reinterpret_cast<uintptr_t>(args.bias) % 16 == 0;
+  return args.n % 8 == 0 && args.ldo % 8 == 0 && args.lda % 8 == 0 && reinterpret_cast<uintptr_t>(args.bias) % 16 == 0;
 }
 
-// Initializes and enqueues a CUTLASS GEMM (device adapter `gemm`) whose
-// arguments were checked: a failure here is a backend error, named `what`.
-template <class Gemm>
-void launch_gemm(Gemm& gemm, const typename Gemm::Arguments& arguments, cudaStream_t stream, const char* what) {
+// The dense path around a CUTLASS device GEMM `Gemm` whose `arguments` read
+// ŵ from the workspace: false, with nothing launched, when the operands do
+// not suit it (the caller runs the fused kernels); else the pass, then the
+// GEMM. A failure after the checks is a backend error, named `what`.
+template <bool kBf16, class Gemm>
+bool run_dense_path(const WeightOnlyArgs& args, const typename Gemm::Arguments& arguments, const char* what) {
+  if (!dense_operands_aligned(args) || Gemm::can_implement(arguments) != cutlass::Status::kSuccess ||
+      Gemm::get_workspace_size(arguments) != 0) {
+    return false;
+  }
+  const cudaStream_t stream = as_cuda_stream(args.stream);
+  run_dequantize_pass<kBf16>(args, args.workspace, stream);
+  Gemm gemm;
   if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) {
     throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " initialization failed");
   }
@@ -112,6 +121,7 @@ void launch_gemm(Gemm& gemm, const typename Gemm::Arguments& arguments, cudaStre
   if (status != cutlass::Status::kSuccess) {
     throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " launch failed");
   }
+  return true;
 }
 
 }  // namespace qgemm::detail::wonly_dense

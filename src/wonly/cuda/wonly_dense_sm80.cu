@@ -38,22 +38,13 @@ template <bool kBf16>
 bool run(const WeightOnlyArgs& args) {
   using T = std::conditional_t<kBf16, cutlass::bfloat16_t, cutlass::half_t>;
   using Gemm = DenseGemmSm80<T>;
-  if (!wonly_dense::dense_operands_aligned(args)) return false;
-  const T* w_hat = static_cast<const T*>(args.workspace);
   const float beta = args.bias != nullptr ? 1.0f : 0.0f;
-  typename Gemm::Arguments arguments(
+  const typename Gemm::Arguments arguments(
       cutlass::gemm::GemmUniversalMode::kGemm,
       {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k)}, 1, {1.0f, beta},
-      static_cast<const T*>(args.a), w_hat, static_cast<const T*>(args.bias), static_cast<T*>(args.out), 0, 0, 0, 0,
-      args.lda, args.k, 0, args.ldo);
-  Gemm gemm;
-  if (gemm.can_implement(arguments) != cutlass::Status::kSuccess || Gemm::get_workspace_size(arguments) != 0) {
-    return false;
-  }
-  const cudaStream_t stream = as_cuda_stream(args.stream);
-  wonly_dense::run_dequantize_pass<kBf16>(args, args.workspace, stream);
-  wonly_dense::launch_gemm(gemm, arguments, stream, "CUTLASS sm80 dense GEMM");
-  return true;
+      static_cast<const T*>(args.a), static_cast<const T*>(args.workspace), static_cast<const T*>(args.bias),
+      static_cast<T*>(args.out), 0, 0, 0, 0, args.lda, args.k, 0, args.ldo);
+  return wonly_dense::run_dense_path<kBf16, Gemm>(args, arguments, "CUTLASS sm80 dense GEMM");
 }
 
 }  // namespace

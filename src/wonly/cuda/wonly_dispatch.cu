@@ -204,6 +204,12 @@ bool dense_mma_built() {
 #endif
 }
 
+// Whether the dense path's sm_90 form (CUTLASS 3.x) or, `mma`, its CUTLASS
+// 2.x form (sm_80+) is built and runs on `device`.
+bool dense_runs_on(const CudaDeviceInfo& device, bool mma) {
+  return mma ? dense_mma_built() && device.major >= 8 : dense_built() && wgmma_runs_on(device);
+}
+
 // Runs the dense path (sm_90: CUTLASS 3.x; `mma`: the CUTLASS 2.x GEMM of
 // wonly_dense_sm80.cu); false (nothing launched) where it cannot.
 bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mma) {
@@ -224,8 +230,8 @@ bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mm
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
-bool wonly_dense_available(int device) { return dense_built() && wgmma_runs_on(cuda_device_info(device)); }
-bool wonly_dense_mma_available(int device) { return dense_mma_built() && cuda_device_info(device).major >= 8; }
+bool wonly_dense_available(int device) { return dense_runs_on(cuda_device_info(device), false); }
+bool wonly_dense_mma_available(int device) { return dense_runs_on(cuda_device_info(device), true); }
 
 int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k) {
   const int64_t w_hat = (n * k * 2 + 255) / 256 * 256;
@@ -269,19 +275,17 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   // The dense path: sm_90's GEMM there, the CUTLASS 2.x one on other sm_80+ GPUs.
   const bool dense_workspace =
       args.workspace_bytes >= weight_only_dense_workspace_bytes_cuda(args.device.index, args.n, args.k);
-  const bool dense = dense_workspace && (wgmma ? dense_built() : device.major >= 8 && dense_mma_built());
   if (args.m > 16 && (override_kernel == WonlyKernel::kDense || override_kernel == WonlyKernel::kDenseMma)) {
     const bool mma = override_kernel == WonlyKernel::kDenseMma;
-    const bool runs = mma ? device.major >= 8 && dense_mma_built() : wgmma && dense_built();
-    if (override_tile != 0 || !dense_workspace || !runs || !run_dense(args, device, mma)) {
+    if (override_tile != 0 || !dense_workspace || !dense_runs_on(device, mma) || !run_dense(args, device, mma)) {
       throw Error(ErrorKind::kValue, std::string("WonlyKernelOverride: ") + (mma ? "kDenseMma needs sm_80+" : "kDense needs sm_90") +
                                          ", tile 0, a workspace of weight_only_dense_workspace_bytes and operands "
                                          "its GEMM takes");
     }
     return;
   }
-  if (override_kernel == WonlyKernel::kGemv && dense && args.m >= dense_min_tokens(args, !wgmma) &&
-      run_dense(args, device, !wgmma)) {
+  if (override_kernel == WonlyKernel::kGemv && dense_workspace && dense_runs_on(device, !wgmma) &&
+      args.m >= dense_min_tokens(args, !wgmma) && run_dense(args, device, !wgmma)) {
     return;
   }
   WonlyConfig config{};
