@@ -4,6 +4,7 @@
 #include "qgemm/error.h"
 #include "qgemm/fused.h"
 #include "qgemm/gemm.h"
+#include "qgemm/launch.h"
 #include "qgemm/quant.h"
 #include "qgemm/tensor.h"
 #include "qgemm/version.h"

@@ -39,11 +39,29 @@ def cuda_device_count() -> int:
     return _qgemm.cuda_device_count()
 
 
+def set_programmatic_dependent_launch(enabled: bool) -> None:
+    """Turns programmatic dependent launch on or off for the launches that follow.
+
+    On GPUs of compute capability 9.0+, qgemm's own kernels may then be
+    scheduled while the previous kernel in the stream finishes; each waits for
+    it before touching memory, so results are identical either way (only the
+    launch gap shrinks). On by default; QGEMM_PDL=0 in the environment turns it
+    off at load. Process-wide. See docs/api.md.
+    """
+    _qgemm.set_programmatic_dependent_launch(bool(enabled))
+
+
+def programmatic_dependent_launch() -> bool:
+    """Whether qgemm launches its kernels with programmatic dependent launch."""
+    return _qgemm.programmatic_dependent_launch()
+
+
 __all__ = [
     "Fp8", "fp8", "scaled_mm", "scaled_mm_azp", "azp_adj", "quantize", "dequantize", "quantize_weight_int4",
     "pack_int4", "unpack_int4", "rms_norm_quant", "add_rms_norm_quant", "layer_norm_quant", "layer_norm_quant_int32",
     "silu_and_mul_quant", "bias_gelu_quant", "bias_gelu_quant_int32", "weight_only_mm", "weight_only_prepack",
     "weight_only_workspace_bytes", "weight_only_dense_workspace_bytes", "weight_only_prepacked_shape",
-    "built_with_cuda", "cuda_archs", "cuda_device_count", "torch_ops_registered",
+    "built_with_cuda", "cuda_archs", "cuda_device_count", "set_programmatic_dependent_launch",
+    "programmatic_dependent_launch", "torch_ops_registered",
     "__version__",
 ]

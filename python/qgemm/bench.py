@@ -280,6 +280,25 @@ def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
             yield case
 
 
+def with_pdl_off_peer(peers: Dict[str, Peer]) -> Dict[str, Peer]:
+    """peers with "qgemm, PDL off" after "qgemm": the same call launched without programmatic
+    dependent launch (so a captured graph has ordinary edges between the qgemm kernels)."""
+
+    def pdl_off(i: int, call: Peer = peers["qgemm"]) -> Any:
+        qgemm.set_programmatic_dependent_launch(False)
+        try:
+            return call(i)
+        finally:
+            qgemm.set_programmatic_dependent_launch(True)
+
+    out: Dict[str, Peer] = {}
+    for name, peer in peers.items():
+        out[name] = peer
+        if name == "qgemm":
+            out["qgemm, PDL off"] = pdl_off
+    return out
+
+
 FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases, "quant": quant_cases,
                                                               "fused": fused_cases}
 
@@ -311,6 +330,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | {args.timing} timing, "
           f"median (µs)")
     timer = time_peer_graph if args.timing == "graph" else time_peer
+    # qgemm launches with programmatic dependent launch on sm_90+ (qgemm/launch.h): its calls
+    # are also timed with it off, so that what PDL buys is visible next to the peers, which lack it.
+    pdl_applies = qgemm.programmatic_dependent_launch() and torch.cuda.get_device_capability(0)[0] >= 9
     ops = set(args.ops.split(",")) if args.ops else None
     shapes = set(args.shapes.split(",")) if args.shapes else None
     for case in FAMILIES[args.family](torch, not args.no_compile):
@@ -318,6 +340,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         if shapes is not None and "x".join(str(v) for v in case.shape.values()) not in shapes:
             continue
+        if "qgemm" in case.peers and pdl_applies:
+            case.peers = with_pdl_off_peer(case.peers)
         row = {}
         for peer, fn in case.peers.items():
             try:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "qgemm/error.h"
+#include "qgemm/launch.h"
 #include "qgemm/version.h"
 
 namespace qgemm::python {
@@ -135,6 +136,8 @@ NB_MODULE(_qgemm, m) {
   m.def("built_with_cuda", &qgemm::built_with_cuda);
   m.def("cuda_archs", &qgemm::cuda_archs);
   m.def("cuda_device_count", &qgemm::cuda_device_count);
+  m.def("set_programmatic_dependent_launch", &qgemm::set_programmatic_dependent_launch, nb::arg("enabled"));
+  m.def("programmatic_dependent_launch", &qgemm::programmatic_dependent_launch);
   qgemm::python::bind_gemm(m);
   qgemm::python::bind_quant(m);
   qgemm::python::bind_fused(m);

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/cuda_kernel_info.h"
 
 namespace qgemm::detail {
@@ -51,18 +52,14 @@ __device__ __forceinline__ const T* cluster_peer(const T* local, unsigned rank) 
 }
 
 // Launches kernel<<<(grid.x, grid.y, splits), block, smem, stream>>>(params...),
-// the `splits` CTAs along z forming one cluster.
+// the `splits` CTAs along z forming one cluster, through launch_pdl_kernel_in_clusters
+// (the kernel keeps its contract: wait_for_preceding_grids() first).
 template <class Kernel, class... Params>
-void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int splits,
+void launch_split_k(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int device, int splits,
                     const Params&... params) {
-  if (splits == 1) {
-    kernel<<<grid, threads, smem, stream>>>(params...);
-    return;
-  }
-  cudaLaunchAttribute cluster;
-  const cudaLaunchConfig_t config =
-      z_cluster_launch(dim3(grid.x, grid.y, static_cast<unsigned>(splits)), threads, smem, stream, splits, cluster);
-  QGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, params...));
+  launch_pdl_kernel_in_clusters(kernel, dim3(grid.x, grid.y, static_cast<unsigned>(splits)),
+                                dim3(static_cast<unsigned>(threads)), static_cast<size_t>(smem), stream, device, splits,
+                                params...);
 }
 
 }  // namespace qgemm::detail

@@ -32,4 +32,9 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report);
 int cmd_bench_wonly(int argc, char** argv);
 void bench_wonly_cuda(const Options& options, BenchReport& report);
 
+// `qgemm bench pdl` (GPU only): back-to-back calls with programmatic
+// dependent launch off and on (bench_pdl_cuda.cu).
+int cmd_bench_pdl(int argc, char** argv);
+void bench_pdl_cuda(const Options& options, BenchReport& report);
+
 }  // namespace qgemm::tools

@@ -27,6 +27,9 @@ void usage() {
       "  bench wonly [--shapes NxK,...] [--tokens M,...] [--sweep] [--json FILE]\n"
       "             [--warmup W] [--runs R]\n"
       "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU\n"
+      "  bench pdl [--json FILE] [--warmup W] [--runs R] [--batch B]\n"
+      "                             back-to-back decode-size calls on the GPU with programmatic\n"
+      "                             dependent launch off and on (qgemm/launch.h)\n"
       "-h, --help anywhere prints this; an option a command does not take is an error.");
 }
 
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
       if (op == "fused") return cmd_bench_fused(argc, argv);
 #if QGEMM_WITH_CUDA
       if (op == "wonly") return cmd_bench_wonly(argc, argv);
+      if (op == "pdl") return cmd_bench_pdl(argc, argv);
 #endif
       std::fprintf(stderr, "qgemm bench: unknown op '%s'\n", op.c_str());
       return 2;

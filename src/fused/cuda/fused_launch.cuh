@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "fused/cuda/fused_cuda.h"
 #include "fused/cuda/fused_row_kernel.cuh"
 
@@ -18,8 +19,8 @@ void launch_kernel(const FusedArgs& args, const FusedLaunch& launch) {
   if constexpr (kItems == 2 && Op::kStats != RowStats::kNone) {
     if (launch.few_rows) kernel = fused_row_kernel<Op, kVec, kItems, true>;
   }
-  kernel<<<static_cast<unsigned>(args.tokens), launch.threads, 0, as_cuda_stream(args.stream)>>>(args);
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+  launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(args.tokens)), dim3(static_cast<unsigned>(launch.threads)), 0,
+                    as_cuda_stream(args.stream), args.device.index, args);
 }
 
 template <class Op, int kVec>

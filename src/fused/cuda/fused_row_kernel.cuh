@@ -24,6 +24,7 @@
 
 #include <algorithm>
 
+#include "core/cuda_launch.cuh"
 #include "fused/cuda/fused_configs.h"
 #include "fused/cuda/fused_ops.cuh"
 #include "fused/fused_quant.h"
@@ -399,6 +400,7 @@ constexpr int kMinBlocksPerSm = std::min(
 template <class Op, int kVec, int kItems, bool kFewRows = false>
 __global__ void __launch_bounds__(kFusedMaxThreads, (kFewRows ? 2 : kMinBlocksPerSm<Op, kItems>)) fused_row_kernel(const FusedArgs args) {
   constexpr bool kEarlyParams = kItems == 1 || kFewRows;
+  wait_for_preceding_grids();
   const int64_t row = blockIdx.x;
   if constexpr (kItems > 0) {
     if (args.hidden == static_cast<int64_t>(kItems) * blockDim.x * kVec) {

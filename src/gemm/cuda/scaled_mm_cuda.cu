@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/kernels.h"
@@ -20,6 +21,7 @@ namespace {
 // out[n] = azp · Σ_k b[k,n]: one warp per column, int32 (wrapping) arithmetic.
 __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t ldb,
                                int32_t azp) {
+  wait_for_preceding_grids();
   const int64_t col = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (col >= n) return;
@@ -173,8 +175,8 @@ void azp_adj_cuda(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t l
   CudaDeviceGuard guard(device);
   constexpr int kWarpsPerBlock = 8;
   const auto blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  azp_adj_kernel<<<blocks, kWarpsPerBlock * 32, 0, as_cuda_stream(stream)>>>(out, b, k, n, ldb, azp);
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+  launch_pdl_kernel(azp_adj_kernel, dim3(blocks), dim3(kWarpsPerBlock * 32), 0, as_cuda_stream(stream), device.index,
+                    out, b, k, n, ldb, azp);
 }
 
 }  // namespace qgemm::detail

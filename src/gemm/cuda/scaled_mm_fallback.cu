@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/numeric.h"
 #include "gemm/cuda/scaled_mm_fallback.h"
 #include "gemm/epilogue_math.h"
@@ -42,6 +43,7 @@ __device__ __forceinline__ void store_out_dtype(void* base, int64_t i, DType dty
 template <typename Acc>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY)
     scaled_mm_tiled_kernel(const ScaledMmArgs args) {
+  wait_for_preceding_grids();
   // Tiles are stored K-major with one element of padding against bank conflicts.
   __shared__ Acc a_tile[kTileM][kTileK + 1];
   __shared__ Acc b_tile[kTileN][kTileK + 1];
@@ -117,11 +119,10 @@ void scaled_mm_fallback_cuda(const ScaledMmArgs& args) {
   }
   auto stream = as_cuda_stream(args.stream);
   if (args.input_dtype == DType::kInt8) {
-    scaled_mm_tiled_kernel<int32_t><<<grid, block, 0, stream>>>(args);
+    launch_pdl_kernel(scaled_mm_tiled_kernel<int32_t>, grid, block, 0, stream, args.device.index, args);
   } else {
-    scaled_mm_tiled_kernel<float><<<grid, block, 0, stream>>>(args);
+    launch_pdl_kernel(scaled_mm_tiled_kernel<float>, grid, block, 0, stream, args.device.index, args);
   }
-  QGEMM_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace qgemm::detail

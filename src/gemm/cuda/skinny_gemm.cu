@@ -39,6 +39,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
 #include "core/cuda_kernel_info.h"
 #include "core/numeric.h"
@@ -103,6 +104,7 @@ struct Chunk {
 // (16·kDepth·(kNTiles + 2·kMFrags) bytes per lane).
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(const ScaledMmArgs args) {
+  wait_for_preceding_grids();
   constexpr int kThreads = kWarps * 32;
   constexpr int kColumns = kTileColumns<kMFrags, kNTiles, kTransposed>;
   // Token rows of the partial sums per reduction pass: plain, one 16-row
@@ -306,8 +308,8 @@ void launch_kernel(const ScaledMmArgs& args, int64_t ctas) {
   constexpr int kColumns = kTileColumns<kMFrags, kNTiles, kTransposed>;
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t blocks = ctas > 0 ? std::min(tiles, ctas) : tiles;
-  kernel<<<dim3(static_cast<unsigned>(blocks)), kWarps * 32, 0, as_cuda_stream(args.stream)>>>(args);
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+  launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kWarps * 32), 0, as_cuda_stream(args.stream),
+                    args.device.index, args);
 }
 
 // M = 17–64: one CTA per column tile of the plain kernel.

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "quant/cuda/float_access.cuh"
 #include "quant/cuda/quant_cuda.h"
 #include "quant/quant_math.h"
@@ -43,6 +44,7 @@ __device__ __forceinline__ int64_t scale_index(const QuantArgs& a, int64_t row, 
 
 template <DType kOut, bool kFp8>
 __global__ void __launch_bounds__(kMaxThreads) dequantize_vectors_kernel(const QuantArgs a) {
+  wait_for_preceding_grids();
   using Access = FloatAccess<kOut>;
   constexpr int kVec = Access::kVec;
   using Codes = std::conditional_t<kVec == 8, uint2, uint32_t>;  // kVec bytes
@@ -87,6 +89,7 @@ __global__ void __launch_bounds__(kMaxThreads) dequantize_vectors_kernel(const Q
 
 template <DType kOut, bool kFp8>
 __global__ void dequantize_scalar_kernel(const QuantArgs a) {
+  wait_for_preceding_grids();
   using Access = FloatAccess<kOut>;
   const int64_t row = blockIdx.x;
   const auto* in = static_cast<const uint8_t*>(a.in) + row * a.in_stride;
@@ -109,9 +112,11 @@ void launch(const QuantArgs& a, cudaStream_t stream) {
     const int64_t vectors = a.hidden / vec;
     const int64_t threads = ((vectors + kUnroll - 1) / kUnroll + 31) / 32 * 32;
     const int block = static_cast<int>(threads < kMinThreads ? kMinThreads : threads > kMaxThreads ? kMaxThreads : threads);
-    dequantize_vectors_kernel<kOut, kFp8><<<grid, block, 0, stream>>>(a);
+    launch_pdl_kernel(dequantize_vectors_kernel<kOut, kFp8>, dim3(grid), dim3(static_cast<unsigned>(block)), 0, stream,
+                      a.device.index, a);
   } else {
-    dequantize_scalar_kernel<kOut, kFp8><<<grid, kScalarThreads, 0, stream>>>(a);
+    launch_pdl_kernel(dequantize_scalar_kernel<kOut, kFp8>, dim3(grid), dim3(kScalarThreads), 0, stream, a.device.index,
+                      a);
   }
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "quant/cuda/float_access.cuh"
 #include "quant/cuda/quant_cuda.h"
 #include "quant/cuda/quant_reduce.cuh"
@@ -96,6 +97,7 @@ __device__ __forceinline__ quant::Int8Code static_code(const QuantArgs& a) {
 
 template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
 __global__ void __launch_bounds__(kMaxThreads) quantize_vectors_kernel(const QuantArgs a) {
+  wait_for_preceding_grids();
   constexpr int kVec = FloatAccess<kIn>::kVec;
   using Stats = StatsOf<kAsymmetric>;
   const int64_t row = blockIdx.x;
@@ -174,6 +176,7 @@ __global__ void __launch_bounds__(kMaxThreads) quantize_vectors_kernel(const Qua
 
 template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
 __global__ void quantize_scalar_kernel(const QuantArgs a) {
+  wait_for_preceding_grids();
   using Access = FloatAccess<kIn>;
   using Stats = StatsOf<kAsymmetric>;
   const int64_t row = blockIdx.x;
@@ -227,9 +230,11 @@ void launch(const QuantArgs& a, cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(a.tokens);
   if (vectorizable<kIn>(a)) {
     const int threads = vector_threads(a.hidden / FloatAccess<kIn>::kVec);
-    quantize_vectors_kernel<kIn, kFp8, kScope, kAsymmetric><<<grid, threads, 0, stream>>>(a);
+    launch_pdl_kernel(quantize_vectors_kernel<kIn, kFp8, kScope, kAsymmetric>, dim3(grid), dim3(threads), 0, stream,
+                      a.device.index, a);
   } else {
-    quantize_scalar_kernel<kIn, kFp8, kScope, kAsymmetric><<<grid, scalar_threads(a.hidden), 0, stream>>>(a);
+    launch_pdl_kernel(quantize_scalar_kernel<kIn, kFp8, kScope, kAsymmetric>, dim3(grid),
+                      dim3(static_cast<unsigned>(scalar_threads(a.hidden))), 0, stream, a.device.index, a);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "cutlass/cutlass.h"
 #include "wonly/cuda/wonly_device.cuh"
 
@@ -34,6 +35,7 @@ constexpr int kDequantThreads = 256, kDequantUnroll = 4;
 template <bool kBf16, bool kInt4, bool kParams16>
 __global__ void __launch_bounds__(kDequantThreads) dequantize_weight_kernel(const WeightOnlyArgs args,
                                                                             uint4* w_hat) {
+  wait_for_preceding_grids();
   using Param = std::conditional_t<kParams16, uint16_t, float>;
   constexpr int kVectorsPerChunk = kInt4 ? 4 : 2, kVectorBytes = 16 / kVectorsPerChunk;
   const int64_t row = blockIdx.x;
@@ -75,9 +77,8 @@ __global__ void __launch_bounds__(kDequantThreads) dequantize_weight_kernel(cons
 
 template <bool kBf16, bool kInt4, bool kParams16>
 void dequantize_weight(const WeightOnlyArgs& args, void* w_hat, cudaStream_t stream) {
-  dequantize_weight_kernel<kBf16, kInt4, kParams16>
-      <<<static_cast<unsigned>(args.n), kDequantThreads, 0, stream>>>(args, static_cast<uint4*>(w_hat));
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+  launch_pdl_kernel(dequantize_weight_kernel<kBf16, kInt4, kParams16>, dim3(static_cast<unsigned>(args.n)),
+                    dim3(kDequantThreads), 0, stream, args.device.index, args, static_cast<uint4*>(w_hat));
 }
 
 // The pass for one activation dtype, by weight type and parameter dtype.

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -102,6 +103,7 @@ void check_tensor_core_limits(const WeightOnlyArgs& args) {
 // out[tile(row, c)] = w[row, chunk c]: one thread per 16-byte chunk.
 __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_t chunks,
                                int64_t ld_bytes, WeightAddressing addr) {
+  wait_for_preceding_grids();
   const int64_t total = n * chunks;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -355,8 +357,8 @@ void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t
   const int64_t chunks = k / (int4 ? 32 : 16);
   const int64_t total = n * chunks;
   const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 65535));
-  prepack_kernel<<<blocks, 256, 0, s>>>(out, w, n, chunks, ld_bytes, prepacked_addressing(k_tiles));
-  QGEMM_CUDA_CHECK(cudaGetLastError());
+  launch_pdl_kernel(prepack_kernel, dim3(blocks), dim3(256), 0, s, device.index, out, w, n, chunks, ld_bytes,
+                    prepacked_addressing(k_tiles));
 }
 
 }  // namespace qgemm::detail

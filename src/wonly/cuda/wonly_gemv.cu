@@ -205,6 +205,7 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
           int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
+  wait_for_preceding_grids();
   constexpr int kElems = kInt4 ? 32 : 16;
   constexpr int kAcc = kTiles * kTokenBlocks * 4;
   __shared__ float partial[kWarps][kAcc][32];
@@ -323,7 +324,7 @@ void launch_variant(const WeightOnlyArgs& args) {
   const int64_t full_tiles = args.chunks_per_row() / 4;
   const int splits =
       split_k_factor(kernel_info<kernel>(args.device.index, kWarps * 32), grid.x, full_tiles, 4 * kWarps);
-  launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), splits, args);
+  launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), args.device.index, splits, args);
 }
 
 // Kernel shapes <token blocks, m16 tiles per block, depth, warps, min

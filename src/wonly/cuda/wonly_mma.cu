@@ -44,6 +44,7 @@
 #include <cstdint>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_param_blocks.cuh"
@@ -115,6 +116,7 @@ __device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int ro
 // each 16·kMT rows × kBM/kMT tokens.
 template <bool kBf16, bool kParams16, bool kInt4, int kBM, int kMT>
 __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnlyArgs args, int band) {
+  wait_for_preceding_grids();
   constexpr int kWarpsRows = 8 / kMT;
   constexpr int kWarpTokens = kBM / kMT;
   constexpr int kNB = kWarpTokens / 8;  // n8 token blocks per warp
@@ -207,7 +209,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
   // SM), keeping ≥ 8 k tiles per split. E.g. H100, (N, K) = (4096, 4096),
   // M = 64: 32 tiles → 8 splits of 8 k tiles; (28672, 8192): 224 tiles → 1.
   const int splits = split_k_factor(info, static_cast<int64_t>(tiles.x) * tiles.y, (args.k + kBK - 1) / kBK, 8);
-  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k));
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, args.device.index, splits, args, band_for(kBM, args.k));
 }
 
 template <bool kBf16, bool kParams16, bool kInt4>

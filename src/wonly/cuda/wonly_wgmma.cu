@@ -70,6 +70,7 @@
 #include <utility>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -334,6 +335,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
                                                                         const __grid_constant__ CUtensorMap weight_map,
                                                                         const StreamKPlan sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  wait_for_preceding_grids();
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   // The 64-token tile lets a tile's first-half wgmmas retire behind the next
   // tile's barrier and shared loads (first_half); the larger tiles retire
@@ -647,8 +649,8 @@ bool launch_stream_k(const WeightOnlyArgs& args, dim3 tiles, bool small_grid, cu
   sk.flags = static_cast<int*>(args.workspace);
   sk.partials = reinterpret_cast<float*>(static_cast<char*>(args.workspace) + stream_k_flag_bytes(sk.ctas));
   QGEMM_CUDA_CHECK(cudaMemsetAsync(sk.flags, 0, static_cast<size_t>(sk.ctas) * sizeof(int), stream));
-  kernel<<<sk.ctas, kThreads, bytes, stream>>>(args, band_for(kBM, args.k), activation_map(args, kBM),
-                                               weight_map(args), sk);
+  launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(sk.ctas)), dim3(kThreads), bytes, stream, args.device.index, args,
+                    band_for(kBM, args.k), activation_map(args, kBM), weight_map(args), sk);
   return true;
 }
 
@@ -672,7 +674,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
       return;
     }
   }
-  launch_split_k(kernel, tiles, kThreads, bytes, stream, splits, args, band_for(kBM, args.k),
+  launch_split_k(kernel, tiles, kThreads, bytes, stream, args.device.index, splits, args, band_for(kBM, args.k),
                  activation_map(args, kBM), weight_map(args), StreamKPlan{});
 }
 
