@@ -327,3 +327,45 @@ def test_compiled_module_in_a_cuda_graph():
     for _ in range(3):  # reduce-overhead records a CUDA graph after warm-up runs
         out = compiled(x, w, sb, bias)
     torch.testing.assert_close(out, quantized_linear(x, w, sb, bias), rtol=0, atol=0)
+
+
+@cuda
+def test_programmatic_dependent_launch_keeps_the_bits():
+    """A decode-sized chain of qgemm ops, each reading the previous one's output (norm + quant →
+    GEMM → quant → GEMM …), eager and captured in a torch CUDA graph, with PDL on and off: the
+    same bits (PDL overlaps launches, never a read with the write it depends on)."""
+    _, w, _, sb, bias = problem("cuda", n=128, k=128)
+    bias = bias.bfloat16()
+    norm_w = torch.rand(128, device="cuda").bfloat16() + 0.5
+    x0 = torch.randn(8, 128, device="cuda", dtype=torch.bfloat16)
+
+    def chain(x):
+        for _ in range(12):
+            q, s, _ = qgemm.rms_norm_quant(x, norm_w, 1e-6)
+            x = quantized_linear(qgemm.scaled_mm(q, w.T, s, sb, bias), w, sb, bias)
+        return x
+
+    before = qgemm.programmatic_dependent_launch()
+    results = {}
+    try:
+        for pdl in (False, True):
+            qgemm.set_programmatic_dependent_launch(pdl)
+            results[pdl, "eager"] = chain(x0.clone())
+            static_x = x0.clone()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # warm up outside the capture
+                chain(static_x)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                static_out = chain(static_x)
+            graph.replay()
+            torch.cuda.synchronize()
+            results[pdl, "graph"] = static_out.clone()
+    finally:
+        qgemm.set_programmatic_dependent_launch(before)
+    reference = results[False, "eager"]
+    assert torch.isfinite(reference.float()).all()
+    for key, value in results.items():
+        assert torch.equal(value, reference), key
