@@ -8,11 +8,10 @@
 // with programmatic stream serialization lets the kernel's blocks start while
 // the previous kernel in the stream is still running; `griddepcontrol.wait`
 // holds them until that kernel has completed and flushed its memory, so
-// nothing the kernel reads or writes can race with it. The
-// `griddepcontrol.launch_dependents` that follows lets the next kernel be
-// scheduled once every block of this one has started (the dependent grid
-// launches when all blocks have signalled or exited), so its blocks only take
-// slots this kernel no longer needs.
+// nothing the kernel reads or writes can race with it. Each kernel also
+// calls allow_dependent_launch() (`griddepcontrol.launch_dependents`) once
+// per block, which lets the next kernel be launched early: the dependent
+// grid launches when all blocks have signalled or exited.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,12 +26,25 @@
 
 namespace qgemm::detail {
 
-// The first statement of every kernel launched by launch_pdl_kernel. A no-op in
-// code compiled for architectures without PDL (launch_pdl_kernel never launches
-// such code programmatically).
+// The first statement of every kernel launched by launch_pdl_kernel: returns
+// once the preceding grid in the stream has completed and its memory is
+// visible. A no-op in code compiled for architectures without PDL
+// (launch_pdl_kernel never launches such code programmatically).
 __device__ __forceinline__ void wait_for_preceding_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+// Lets the next kernel in the stream be launched once every block of this
+// grid has called it (or exited). Where a kernel calls it is a performance
+// choice only (the next kernel still waits for this one to complete):
+// right after the wait, the next kernel's blocks can take slots as soon as
+// this grid's last wave is resident; at the end of a block's work, they are
+// scheduled while the last blocks drain. Measured per kernel family
+// (docs/performance.md, "Programmatic dependent launch").
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 }

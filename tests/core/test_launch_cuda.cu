@@ -29,6 +29,7 @@ namespace {
 
 __global__ void add_one(const float* in, float* out, int64_t n) {
   detail::wait_for_preceding_grids();
+  detail::allow_dependent_launch();
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     out[i] = in[i] + 1.0f;

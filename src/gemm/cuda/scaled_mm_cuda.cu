@@ -22,6 +22,7 @@ namespace {
 __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t ldb,
                                int32_t azp) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   const int64_t col = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (col >= n) return;

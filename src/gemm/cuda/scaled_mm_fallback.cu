@@ -44,6 +44,7 @@ template <typename Acc>
 __global__ void __launch_bounds__(kThreadsX* kThreadsY)
     scaled_mm_tiled_kernel(const ScaledMmArgs args) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   // Tiles are stored K-major with one element of padding against bank conflicts.
   __shared__ Acc a_tile[kTileM][kTileK + 1];
   __shared__ Acc b_tile[kTileN][kTileK + 1];

@@ -105,6 +105,7 @@ struct Chunk {
 template <int kMFrags, int kNTiles, int kDepth, int kWarps, int kMinBlocks, bool kFp8, bool kTransposed>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(const ScaledMmArgs args) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   constexpr int kThreads = kWarps * 32;
   constexpr int kColumns = kTileColumns<kMFrags, kNTiles, kTransposed>;
   // Token rows of the partial sums per reduction pass: plain, one 16-row

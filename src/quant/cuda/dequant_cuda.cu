@@ -45,6 +45,7 @@ __device__ __forceinline__ int64_t scale_index(const QuantArgs& a, int64_t row, 
 template <DType kOut, bool kFp8>
 __global__ void __launch_bounds__(kMaxThreads) dequantize_vectors_kernel(const QuantArgs a) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   using Access = FloatAccess<kOut>;
   constexpr int kVec = Access::kVec;
   using Codes = std::conditional_t<kVec == 8, uint2, uint32_t>;  // kVec bytes
@@ -90,6 +91,7 @@ __global__ void __launch_bounds__(kMaxThreads) dequantize_vectors_kernel(const Q
 template <DType kOut, bool kFp8>
 __global__ void dequantize_scalar_kernel(const QuantArgs a) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   using Access = FloatAccess<kOut>;
   const int64_t row = blockIdx.x;
   const auto* in = static_cast<const uint8_t*>(a.in) + row * a.in_stride;

@@ -98,6 +98,7 @@ __device__ __forceinline__ quant::Int8Code static_code(const QuantArgs& a) {
 template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
 __global__ void __launch_bounds__(kMaxThreads) quantize_vectors_kernel(const QuantArgs a) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   constexpr int kVec = FloatAccess<kIn>::kVec;
   using Stats = StatsOf<kAsymmetric>;
   const int64_t row = blockIdx.x;
@@ -177,6 +178,7 @@ __global__ void __launch_bounds__(kMaxThreads) quantize_vectors_kernel(const Qua
 template <DType kIn, bool kFp8, Scope kScope, bool kAsymmetric>
 __global__ void quantize_scalar_kernel(const QuantArgs a) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   using Access = FloatAccess<kIn>;
   using Stats = StatsOf<kAsymmetric>;
   const int64_t row = blockIdx.x;

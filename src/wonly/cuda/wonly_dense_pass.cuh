@@ -36,6 +36,7 @@ template <bool kBf16, bool kInt4, bool kParams16>
 __global__ void __launch_bounds__(kDequantThreads) dequantize_weight_kernel(const WeightOnlyArgs args,
                                                                             uint4* w_hat) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   using Param = std::conditional_t<kParams16, uint16_t, float>;
   constexpr int kVectorsPerChunk = kInt4 ? 4 : 2, kVectorBytes = 16 / kVectorsPerChunk;
   const int64_t row = blockIdx.x;

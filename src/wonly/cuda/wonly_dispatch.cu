@@ -104,6 +104,7 @@ void check_tensor_core_limits(const WeightOnlyArgs& args) {
 __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_t chunks,
                                int64_t ld_bytes, WeightAddressing addr) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   const int64_t total = n * chunks;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {

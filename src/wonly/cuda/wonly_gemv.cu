@@ -206,6 +206,7 @@ template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, 
           int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   constexpr int kElems = kInt4 ? 32 : 16;
   constexpr int kAcc = kTiles * kTokenBlocks * 4;
   __shared__ float partial[kWarps][kAcc][32];

@@ -117,6 +117,7 @@ __device__ __forceinline__ void dequant_a(const Stage<kInt4, kBM>& stage, int ro
 template <bool kBf16, bool kParams16, bool kInt4, int kBM, int kMT>
 __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnlyArgs args, int band) {
   wait_for_preceding_grids();
+  allow_dependent_launch();
   constexpr int kWarpsRows = 8 / kMT;
   constexpr int kWarpTokens = kBM / kMT;
   constexpr int kNB = kWarpTokens / 8;  // n8 token blocks per warp

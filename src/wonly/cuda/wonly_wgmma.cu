@@ -336,6 +336,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
                                                                         const StreamKPlan sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wait_for_preceding_grids();
+  allow_dependent_launch();
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
   // The 64-token tile lets a tile's first-half wgmmas retire behind the next
   // tile's barrier and shared loads (first_half); the larger tiles retire
