@@ -50,7 +50,8 @@ __device__ __forceinline__ void allow_dependent_launch() {
 }
 
 // The PTX version of the code `kernel` runs on `device` (80 for sm_80 code on
-// a Hopper), read once per (kernel, device) and cached.
+// a Hopper), read once per (kernel, device) and cached (later launches take an
+// uncontended lock and a hash lookup; nothing is allocated after the first).
 inline int loaded_code_arch(const void* kernel, int device) {
   static std::mutex mutex;
   static std::unordered_map<const void*, int> cache[64];
@@ -67,10 +68,14 @@ inline int loaded_code_arch(const void* kernel, int device) {
   return arch;
 }
 
+// Whether PDL is on for launches on `device`: the switch, and a GPU that has it.
+inline bool device_launches_programmatically(int device) {
+  return programmatic_dependent_launch() && cuda_device_info(device).major >= 9;
+}
+
 // Whether a launch of `kernel` on `device` uses PDL.
 inline bool launches_programmatically(const void* kernel, int device) {
-  return programmatic_dependent_launch() && cuda_device_info(device).major >= 9 &&
-         loaded_code_arch(kernel, device) >= 90;
+  return device_launches_programmatically(device) && loaded_code_arch(kernel, device) >= 90;
 }
 
 // Launches kernel<<<grid, block, smem, stream>>>(args...) — with PDL where
@@ -79,7 +84,7 @@ inline bool launches_programmatically(const void* kernel, int device) {
 // Launch errors throw (QGEMM_CUDA_CHECK).
 template <class... Params, class... Args>
 void launch_pdl_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                               int device, int cluster_z, Args&&... args) {
+                                   int device, int cluster_z, Args&&... args) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
@@ -109,7 +114,7 @@ void launch_pdl_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 bl
 // The common case: no cluster.
 template <class... Params, class... Args>
 void launch_pdl_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, int device,
-                   Args&&... args) {
+                       Args&&... args) {
   launch_pdl_kernel_in_clusters(kernel, grid, block, smem, stream, device, 1, std::forward<Args>(args)...);
 }
 

@@ -121,16 +121,21 @@ TEST(PdlLaunch, EveryLaunchSeesItsPredecessorInAGraph) {
   expect_all_equal(a, static_cast<float>(kReplays * kChainLaunches));
 }
 
-// A decode step's chain of qgemm ops, each reading the previous one's output:
-//   x → rms_norm_quant → (q, s) → scaled_mm (skinny, M = 8) → y
-//     → quantize (per token) → dequantize → y2 → weight_only_mm (W4, decode) → x
+// A step of qgemm ops, each reading the previous one's output:
+//   x → rms_norm_quant → (q, s) → scaled_mm → y
+//     → quantize (per token) → dequantize → y2 → weight_only_mm (W4) → x
+// At T = 8 the GEMMs are the decode kernels (skinny scaled_mm, weight-only
+// GEMV); at T = 64 CUTLASS's sm_90 scaled_mm (its own PDL waits) and the
+// weight-only wgmma kernel.
 class OpChain {
  public:
-  static constexpr int64_t kT = 8, kH = 1024, kGroup = 128;
+  static constexpr int64_t kH = 1024, kGroup = 128;
 
-  OpChain()
-      : x_(kT * kH * 2), norm_w_(kH * 2), q_(kT * kH), s_(kT * 4), b_(kH * kH), sb_(kH * 4), y_(kT * kH * 2),
-        q2_(kT * kH), s2_(kT * 4), y2_(kT * kH * 2), w4_(kH * kH / 2), ws_(kH * kH / kGroup * 4),
+  explicit OpChain(int64_t tokens)
+      : tokens_(tokens),
+        x_(tokens_ * kH * 2), norm_w_(kH * 2), q_(tokens_ * kH), s_(tokens_ * 4), b_(kH * kH), sb_(kH * 4),
+        y_(tokens_ * kH * 2), q2_(tokens_ * kH), s2_(tokens_ * 4), y2_(tokens_ * kH * 2), w4_(kH * kH / 2),
+        ws_(kH * kH / kGroup * 4),
         wo_(kH * kH / kGroup * 4) {
     std::mt19937 rng(2026);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -150,7 +155,7 @@ class OpChain {
       for (auto& e : v) e = offset + scale * u(rng);
       return v;
     };
-    x0_ = bf16(kT * kH, 1.0f, 0.0f);
+    x0_ = bf16(tokens_ * kH, 1.0f, 0.0f);
     upload(norm_w_, bf16(kH, 0.5f, 1.0f));
     upload(b_, bytes(kH * kH));
     upload(sb_, floats(kH, 0.5e-3f, 1e-3f));
@@ -178,18 +183,18 @@ class OpChain {
   void enqueue_step(cudaStream_t stream) {
     const Device gpu = Device::cuda(0);
     const Stream s = stream;
-    const TensorView x(x_.get(), DType::kBFloat16, {kT, kH}, gpu);
+    const TensorView x(x_.get(), DType::kBFloat16, {tokens_, kH}, gpu);
     QuantOutput norm_out;
-    norm_out.q = TensorView(q_.get(), DType::kInt8, {kT, kH}, gpu);
-    norm_out.scale = TensorView(s_.get(), DType::kFloat32, {kT}, gpu);
+    norm_out.q = TensorView(q_.get(), DType::kInt8, {tokens_, kH}, gpu);
+    norm_out.scale = TensorView(s_.get(), DType::kFloat32, {tokens_}, gpu);
     rms_norm_quant(norm_out, x, TensorView(norm_w_.get(), DType::kBFloat16, {kH}, gpu), 1e-6f, s);
-    const TensorView y(y_.get(), DType::kBFloat16, {kT, kH}, gpu);
+    const TensorView y(y_.get(), DType::kBFloat16, {tokens_, kH}, gpu);
     scaled_mm(y, norm_out.q, TensorView::strided(b_.get(), DType::kInt8, {kH, kH}, {1, kH}, gpu), norm_out.scale,
               TensorView(sb_.get(), DType::kFloat32, {kH}, gpu), std::nullopt, s);
     QuantOptions per_token;
-    const TensorView q2(q2_.get(), DType::kInt8, {kT, kH}, gpu), s2(s2_.get(), DType::kFloat32, {kT}, gpu);
+    const TensorView q2(q2_.get(), DType::kInt8, {tokens_, kH}, gpu), s2(s2_.get(), DType::kFloat32, {tokens_}, gpu);
     quantize(q2, s2, std::nullopt, y, per_token, s);
-    const TensorView y2(y2_.get(), DType::kBFloat16, {kT, kH}, gpu);
+    const TensorView y2(y2_.get(), DType::kBFloat16, {tokens_, kH}, gpu);
     dequantize(y2, q2, s2, std::nullopt, per_token, s);
     weight_only_mm(x, y2, TensorView(w4_.get(), DType::kUInt8, {kH, kH / 2}, gpu),
                    TensorView(ws_.get(), DType::kFloat32, {kH, kH / kGroup}, gpu),
@@ -203,14 +208,17 @@ class OpChain {
     ASSERT_EQ(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
 
+  const int64_t tokens_;
   std::vector<uint16_t> x0_;
   CudaBuffer x_, norm_w_, q_, s_, b_, sb_, y_, q2_, s2_, y2_, w4_, ws_, wo_;
 };
 
-TEST(PdlLaunch, OpChainGivesTheSameBitsWithPdlOnAndOff) {
+class PdlOpChain : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(PdlOpChain, GivesTheSameBitsWithPdlOnAndOff) {
   QGEMM_SKIP_WITHOUT_GPU();
   constexpr int kSteps = 40;
-  OpChain chain;
+  OpChain chain(GetParam());
   cudaStream_t stream;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<uint16_t> off, on, graph;
@@ -241,6 +249,8 @@ TEST(PdlLaunch, OpChainGivesTheSameBitsWithPdlOnAndOff) {
   EXPECT_EQ(on, off);
   EXPECT_EQ(graph, off);
 }
+
+INSTANTIATE_TEST_SUITE_P(Tokens, PdlOpChain, ::testing::Values(int64_t{8}, int64_t{64}));
 
 }  // namespace
 }  // namespace qgemm::test

@@ -6,8 +6,9 @@
 // serialize them and hide what PDL overlaps); the per-call time is a batch's
 // time / batch, median over batches. PDL off and on are timed alternately,
 // off on off on, and each side's median is over both of its rounds.
-// Calls: the decode-size weight-only GEMV and skinny scaled_mm, the fused
-// RMSNorm + quant and per-token quantize at 16 and 256 tokens.
+// Calls: the decode-size weight-only GEMV and skinny scaled_mm, scaled_mm at
+// 64 and 256 tokens on CUTLASS, the fused RMSNorm + quant and per-token
+// quantize at 16 and 256 tokens.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -103,22 +104,24 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
     }
   }
   for (const auto& nk : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {6144, 4096}, {28672, 4096}}) {
-    const int64_t n = nk.first, k = nk.second;
+    const int64_t n = nk.first, k = nk.second, max_m = 256;
     const int sets = cuda::rotation_sets(n * k);
     auto* b = static_cast<int8_t*>(buffer(n * k * sets, DType::kInt8, -128, 127));
     auto* sb = buffer(n * 4, DType::kFloat32, 1e-3, 2e-3);
-    auto* a = static_cast<int8_t*>(buffer(16 * k, DType::kInt8, -128, 127));
-    auto* sa = buffer(16 * 4, DType::kFloat32, 1e-3, 2e-3);
-    auto* out = buffer(16 * n * 2, DType::kBFloat16, 0, 0);
-    for (int64_t m : {1, 16}) {
-      calls.push_back({{"scaled_mm", "qgemm-int8", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k),
-                        static_cast<double>(n * k),
+    auto* a = static_cast<int8_t*>(buffer(max_m * k, DType::kInt8, -128, 127));
+    auto* sa = buffer(max_m * 4, DType::kFloat32, 1e-3, 2e-3);
+    auto* out = buffer(max_m * n * 2, DType::kBFloat16, 0, 0);
+    // M ≤ 16: the skinny kernel; 64 and 256: CUTLASS sm_90 tiles (their own PDL waits).
+    for (int64_t m : {1, 16, 64, 256}) {
+      if (m > 16 && n > 6144) continue;
+      const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      calls.push_back({{"scaled_mm", "qgemm-int8", shape, static_cast<double>(n * k),
                         [=](int i, cudaStream_t st) {
                           scaled_mm(TensorView(out, DType::kBFloat16, {m, n}, gpu),
                                     TensorView(a, DType::kInt8, {m, k}, gpu),
                                     TensorView::strided(b + i * n * k, DType::kInt8, {k, n}, {1, k}, gpu),
-                                    TensorView(sa, DType::kFloat32, {m}, gpu), TensorView(sb, DType::kFloat32, {n}, gpu),
-                                    std::nullopt, st);
+                                    TensorView(sa, DType::kFloat32, {m}, gpu),
+                                    TensorView(sb, DType::kFloat32, {n}, gpu), std::nullopt, st);
                         }},
                        sets});
     }
@@ -133,9 +136,8 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
     auto* a = buffer(16 * k * 2, DType::kBFloat16, -1, 1);
     auto* out = buffer(16 * n * 2, DType::kBFloat16, 0, 0);
     for (int64_t m : {1, 16}) {
-      calls.push_back({{"weight_only_mm", "qgemm-w4a16-g128", std::to_string(m) + "x" + std::to_string(n) + "x" +
-                                                                  std::to_string(k),
-                        w_bytes + p_count * 8.0,
+      const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      calls.push_back({{"weight_only_mm", "qgemm-w4a16-g128", shape, w_bytes + p_count * 8.0,
                         [=](int i, cudaStream_t st) {
                           weight_only_mm(TensorView(out, DType::kBFloat16, {m, n}, gpu),
                                          TensorView(a, DType::kBFloat16, {m, k}, gpu),

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/cuda_check.h"
+#include "core/cuda_launch.cuh"
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
@@ -114,7 +115,10 @@ struct Kernel {
     if (Gemm::get_workspace_size(arguments) != 0) return false;
     const auto stream = as_cuda_stream(args.stream);
     if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) return false;
-    const cutlass::Status status = gemm.run(stream);
+    // With PDL (qgemm/launch.h): CUTLASS's own waits, compiled in by
+    // CUTLASS_ENABLE_GDC_FOR_SM90 (src/CMakeLists.txt), hold every global
+    // access of the kernel until the preceding grid has completed.
+    const cutlass::Status status = gemm.run(stream, nullptr, device_launches_programmatically(args.device.index));
     QGEMM_CUDA_CHECK(cudaGetLastError());
     if (status != cutlass::Status::kSuccess) {
       throw Error(ErrorKind::kBackend, "scaled_mm: CUTLASS sm90 kernel launch failed");

@@ -93,7 +93,8 @@ struct DenseGemm {
 template <bool kBf16>
 bool run(const WeightOnlyArgs& args, int sm_count) {
   using Dense = DenseGemm<std::conditional_t<kBf16, cutlass::bfloat16_t, cutlass::half_t>>;
-  return run_dense_path<kBf16, typename Dense::Gemm>(args, Dense::arguments(args, sm_count), "CUTLASS dense GEMM");
+  return run_dense_path<kBf16, /*kPdl=*/true, typename Dense::Gemm>(args, Dense::arguments(args, sm_count),
+                                                                     "CUTLASS dense GEMM");
 }
 
 }  // namespace qgemm::detail::wonly_dense

@@ -106,7 +106,10 @@ inline bool dense_operands_aligned(const WeightOnlyArgs& args) {
 // ŵ from the workspace: false, with nothing launched, when the operands do
 // not suit it (the caller runs the fused kernels); else the pass, then the
 // GEMM. A failure after the checks is a backend error, named `what`.
-template <bool kBf16, class Gemm>
+// kPdl: `Gemm` is a CUTLASS 3.x GEMM, launched with PDL where it is on (its
+// waits compiled in by CUTLASS_ENABLE_GDC_FOR_SM90, src/CMakeLists.txt);
+// CUTLASS 2.x kernels have no waits and launch the ordinary way.
+template <bool kBf16, bool kPdl, class Gemm>
 bool run_dense_path(const WeightOnlyArgs& args, const typename Gemm::Arguments& arguments, const char* what) {
   if (!dense_operands_aligned(args) || Gemm::can_implement(arguments) != cutlass::Status::kSuccess ||
       Gemm::get_workspace_size(arguments) != 0) {
@@ -118,7 +121,12 @@ bool run_dense_path(const WeightOnlyArgs& args, const typename Gemm::Arguments& 
   if (gemm.initialize(arguments, nullptr, stream) != cutlass::Status::kSuccess) {
     throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " initialization failed");
   }
-  const cutlass::Status status = gemm.run(stream);
+  cutlass::Status status;
+  if constexpr (kPdl) {
+    status = gemm.run(stream, nullptr, device_launches_programmatically(args.device.index));
+  } else {
+    status = gemm.run(stream);
+  }
   QGEMM_CUDA_CHECK(cudaGetLastError());
   if (status != cutlass::Status::kSuccess) {
     throw Error(ErrorKind::kBackend, std::string("weight_only_mm: ") + what + " launch failed");

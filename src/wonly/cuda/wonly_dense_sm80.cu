@@ -44,7 +44,7 @@ bool run(const WeightOnlyArgs& args) {
       {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k)}, 1, {1.0f, beta},
       static_cast<const T*>(args.a), static_cast<const T*>(args.workspace), static_cast<const T*>(args.bias),
       static_cast<T*>(args.out), 0, 0, 0, 0, args.lda, args.k, 0, args.ldo);
-  return wonly_dense::run_dense_path<kBf16, Gemm>(args, arguments, "CUTLASS sm80 dense GEMM");
+  return wonly_dense::run_dense_path<kBf16, /*kPdl=*/false, Gemm>(args, arguments, "CUTLASS sm80 dense GEMM");
 }
 
 }  // namespace
