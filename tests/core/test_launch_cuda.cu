@@ -90,6 +90,7 @@ TEST(PdlLaunch, EveryLaunchSeesItsPredecessorInAStream) {
   CudaBuffer a(kChainElements * sizeof(float)), b(kChainElements * sizeof(float));
   QGEMM_TEST_CUDA(cudaMemset(a.get(), 0, a.bytes()));
   b.poison();
+  QGEMM_TEST_CUDA(cudaDeviceSynchronize());  // the memsets, before the non-blocking stream starts
   cudaStream_t stream;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   enqueue_chain(static_cast<float*>(a.get()), static_cast<float*>(b.get()), stream);
@@ -104,6 +105,7 @@ TEST(PdlLaunch, EveryLaunchSeesItsPredecessorInAGraph) {
   CudaBuffer a(kChainElements * sizeof(float)), b(kChainElements * sizeof(float));
   QGEMM_TEST_CUDA(cudaMemset(a.get(), 0, a.bytes()));
   b.poison();
+  QGEMM_TEST_CUDA(cudaDeviceSynchronize());  // the memsets, before the non-blocking stream starts
   cudaStream_t stream;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaGraph_t graph;
@@ -162,6 +164,7 @@ class OpChain {
     upload(w4_, bytes(kH * kH / 2));
     upload(ws_, floats(kH * kH / kGroup, 0.5e-2f, 1e-2f));
     upload(wo_, floats(kH * kH / kGroup, 0.05f, -0.08f));
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
 
   // `steps` decode steps from x0 on `stream`; returns x's bits.
@@ -171,7 +174,12 @@ class OpChain {
     return read(stream);
   }
 
-  void reset() { upload(x_, x0_); }
+  // x ← x0. A pageable cudaMemcpy may return before its DMA lands, and the
+  // chain runs on a non-blocking stream: synchronize before it starts.
+  void reset() {
+    upload(x_, x0_);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
 
   std::vector<uint16_t> read(cudaStream_t stream) {
     EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
