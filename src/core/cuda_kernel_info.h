@@ -33,6 +33,17 @@ struct KernelInfo {
   int max_cluster = 1;
 };
 
+// The launch attribute that makes a grid's CTAs along z form clusters of
+// cluster_z.
+inline cudaLaunchAttribute z_cluster_attribute(int cluster_z) {
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = static_cast<unsigned>(cluster_z);
+  return cluster;
+}
+
 // A launch of `grid` blocks of `threads` threads (and dynamic shared memory)
 // whose CTAs along z form clusters of cluster_z; `cluster` holds the
 // attribute the configuration points to, so it must outlive it.
@@ -43,11 +54,7 @@ inline cudaLaunchConfig_t z_cluster_launch(dim3 grid, int threads, int dynamic_s
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<size_t>(dynamic_smem);
   config.stream = stream;
-  cluster = cudaLaunchAttribute{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = static_cast<unsigned>(cluster_z);
+  cluster = z_cluster_attribute(cluster_z);
   config.attrs = &cluster;
   config.numAttrs = 1;
   return config;

@@ -22,6 +22,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
+#include "core/cuda_kernel_info.h"
 #include "qgemm/launch.h"
 
 namespace qgemm::detail {
@@ -92,14 +93,7 @@ void launch_pdl_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 bl
   config.stream = stream;
   cudaLaunchAttribute attributes[2];
   unsigned count = 0;
-  if (cluster_z > 1) {
-    attributes[count] = cudaLaunchAttribute{};
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count].val.clusterDim.x = 1;
-    attributes[count].val.clusterDim.y = 1;
-    attributes[count].val.clusterDim.z = static_cast<unsigned>(cluster_z);
-    ++count;
-  }
+  if (cluster_z > 1) attributes[count++] = z_cluster_attribute(cluster_z);
   if (launches_programmatically(reinterpret_cast<const void*>(kernel), device)) {
     attributes[count] = cudaLaunchAttribute{};
     attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -56,22 +56,48 @@ bool device_has_pdl() {
 constexpr int64_t kChainElements = int64_t{1} << 20;
 constexpr int kChainLaunches = 400;
 
-// kChainLaunches dependent launches of add_one on ping-pong buffers.
-void enqueue_chain(float* a, float* b, cudaStream_t stream) {
-  for (int i = 0; i < kChainLaunches; ++i) {
-    const bool even = i % 2 == 0;
-    detail::launch_pdl_kernel(add_one, dim3(264), dim3(256), 0, stream, 0, even ? a : b, even ? b : a,
-                              kChainElements);
+// The ping-pong buffers of a chain (a zeroed, b poisoned) and the
+// non-blocking stream it runs on. enqueue() queues kChainLaunches dependent
+// launches of add_one, which leave a = kChainLaunches (an even count ends in
+// a) per run.
+class PingPongChain {
+ public:
+  PingPongChain() : a_(kChainElements * sizeof(float)), b_(kChainElements * sizeof(float)) {
+    EXPECT_EQ(cudaMemset(a_.get(), 0, a_.bytes()), cudaSuccess);
+    b_.poison();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the memsets, before the non-blocking stream starts
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
-}
+  ~PingPongChain() { cudaStreamDestroy(stream_); }
+  PingPongChain(const PingPongChain&) = delete;
+  PingPongChain& operator=(const PingPongChain&) = delete;
 
-void expect_all_equal(const CudaBuffer& buffer, float expected) {
-  std::vector<float> host;
-  buffer.download(host);
-  int64_t wrong = 0;
-  for (float v : host) wrong += v != expected;
-  EXPECT_EQ(wrong, 0) << "elements not equal to " << expected;
-}
+  cudaStream_t stream() const { return stream_; }
+
+  void enqueue() {
+    auto* a = static_cast<float*>(a_.get());
+    auto* b = static_cast<float*>(b_.get());
+    for (int i = 0; i < kChainLaunches; ++i) {
+      const bool even = i % 2 == 0;
+      detail::launch_pdl_kernel(add_one, dim3(264), dim3(256), 0, stream_, 0, even ? a : b, even ? b : a,
+                                kChainElements);
+    }
+  }
+
+  // After the stream finished: every element of a equals `expected`.
+  void expect_a_equals(float expected) const {
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<float> host;
+    a_.download(host);
+    int64_t wrong = 0;
+    for (float v : host) wrong += v != expected;
+    EXPECT_EQ(wrong, 0) << "elements not equal to " << expected;
+  }
+
+ private:
+  CudaBuffer a_, b_;
+  cudaStream_t stream_ = nullptr;
+};
 
 TEST(PdlLaunch, LaunchesProgrammaticallyExactlyWhenEnabledOnHopper) {
   QGEMM_SKIP_WITHOUT_GPU();
@@ -87,40 +113,26 @@ TEST(PdlLaunch, LaunchesProgrammaticallyExactlyWhenEnabledOnHopper) {
 TEST(PdlLaunch, EveryLaunchSeesItsPredecessorInAStream) {
   QGEMM_SKIP_WITHOUT_GPU();
   PdlSwitch on(true);
-  CudaBuffer a(kChainElements * sizeof(float)), b(kChainElements * sizeof(float));
-  QGEMM_TEST_CUDA(cudaMemset(a.get(), 0, a.bytes()));
-  b.poison();
-  QGEMM_TEST_CUDA(cudaDeviceSynchronize());  // the memsets, before the non-blocking stream starts
-  cudaStream_t stream;
-  QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  enqueue_chain(static_cast<float*>(a.get()), static_cast<float*>(b.get()), stream);
-  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
-  QGEMM_TEST_CUDA(cudaStreamDestroy(stream));
-  expect_all_equal(a, static_cast<float>(kChainLaunches));  // an even count ends in a
+  PingPongChain chain;
+  chain.enqueue();
+  chain.expect_a_equals(static_cast<float>(kChainLaunches));
 }
 
 TEST(PdlLaunch, EveryLaunchSeesItsPredecessorInAGraph) {
   QGEMM_SKIP_WITHOUT_GPU();
   PdlSwitch on(true);
-  CudaBuffer a(kChainElements * sizeof(float)), b(kChainElements * sizeof(float));
-  QGEMM_TEST_CUDA(cudaMemset(a.get(), 0, a.bytes()));
-  b.poison();
-  QGEMM_TEST_CUDA(cudaDeviceSynchronize());  // the memsets, before the non-blocking stream starts
-  cudaStream_t stream;
-  QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  PingPongChain chain;
   cudaGraph_t graph;
-  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  enqueue_chain(static_cast<float*>(a.get()), static_cast<float*>(b.get()), stream);
-  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  QGEMM_TEST_CUDA(cudaStreamBeginCapture(chain.stream(), cudaStreamCaptureModeThreadLocal));
+  chain.enqueue();
+  QGEMM_TEST_CUDA(cudaStreamEndCapture(chain.stream(), &graph));
   cudaGraphExec_t exec;
   QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   constexpr int kReplays = 3;
-  for (int r = 0; r < kReplays; ++r) QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
-  QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+  for (int r = 0; r < kReplays; ++r) QGEMM_TEST_CUDA(cudaGraphLaunch(exec, chain.stream()));
+  chain.expect_a_equals(static_cast<float>(kReplays * kChainLaunches));
   QGEMM_TEST_CUDA(cudaGraphExecDestroy(exec));
   QGEMM_TEST_CUDA(cudaGraphDestroy(graph));
-  QGEMM_TEST_CUDA(cudaStreamDestroy(stream));
-  expect_all_equal(a, static_cast<float>(kReplays * kChainLaunches));
 }
 
 // A step of qgemm ops, each reading the previous one's output:

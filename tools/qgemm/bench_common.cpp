@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <utility>
 #include <stdexcept>
 
 #include "qgemm/version.h"
@@ -141,6 +142,16 @@ void BenchReport::write_json(const std::string& path) const {
   }
   os << "  ]\n}\n";
   std::printf("wrote %s\n", path.c_str());
+}
+
+int run_gpu_bench_command(int argc, char** argv, std::vector<std::string> accepted,
+                          const std::function<void(const Options&, BenchReport&)>& bench, const char* default_json) {
+  const Options options(argc, argv, 3, std::move(accepted));
+  BenchReport report("", command_line_string(argc, argv));
+  bench(options, report);
+  report.print_table();
+  if (options.has("json")) report.write_json(options.get("json", default_json));
+  return 0;
 }
 
 std::string command_line_string(int argc, char** argv) {

@@ -68,6 +68,12 @@ class BenchReport {
 };
 
 std::string command_line_string(int argc, char** argv);
+
+// A GPU-only `qgemm bench <op>`: parses the options the command accepts,
+// runs `bench`, prints the table and writes --json (default file name
+// `default_json`); returns the exit code.
+int run_gpu_bench_command(int argc, char** argv, std::vector<std::string> accepted,
+                          const std::function<void(const Options&, BenchReport&)>& bench, const char* default_json);
 std::string commit_string();
 std::string cpu_name();
 

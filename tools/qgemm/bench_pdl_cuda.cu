@@ -53,11 +53,6 @@ std::vector<double> batch_samples(const Call& call, int sets, cudaStream_t strea
   return samples;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 void bench_pdl_cuda(const Options& options, BenchReport& report) {
@@ -160,19 +155,21 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
         (pdl ? on : off).insert((pdl ? on : off).end(), samples.begin(), samples.end());
       }
     }
-    const double off_us = median(off), on_us = median(on);
+    const TimingStats off_stats = summarize(off), on_stats = summarize(on);
     for (bool pdl : {false, true}) {
+      const TimingStats& stats = pdl ? on_stats : off_stats;
       BenchRecord r;
       r.op = call.op;
       r.impl = call.impl + (pdl ? "-pdl-on" : "-pdl-off");
       r.shape = call.shape;
       r.device = "cuda";
-      r.median_us = pdl ? on_us : off_us;
-      r.runs = static_cast<int>((pdl ? on : off).size()) * batch;
+      r.median_us = stats.median_us;
+      r.min_us = stats.min_us;
+      r.runs = stats.runs * batch;
       r.bytes = call.bytes;
       r.extra["frac_of_copy_bw"] = call.bytes / (r.median_us * 1e3) / copy_gbps;
       r.extra["batch"] = batch;
-      if (pdl) r.extra["speedup_vs_pdl_off"] = off_us / on_us;
+      if (pdl) r.extra["speedup_vs_pdl_off"] = off_stats.median_us / on_stats.median_us;
       report.add(r);
     }
   }
@@ -180,12 +177,7 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_pdl(int argc, char** argv) {
-  const Options options(argc, argv, 3, {"json", "warmup", "runs", "batch"});
-  BenchReport report("", command_line_string(argc, argv));
-  bench_pdl_cuda(options, report);
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_pdl.json"));
-  return 0;
+  return run_gpu_bench_command(argc, argv, {"json", "warmup", "runs", "batch"}, bench_pdl_cuda, "bench_pdl.json");
 }
 
 }  // namespace qgemm::tools

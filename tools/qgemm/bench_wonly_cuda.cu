@@ -275,12 +275,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_wonly(int argc, char** argv) {
-  const Options options(argc, argv, 3, {"shapes", "tokens", "sweep", "json", "warmup", "runs"});
-  BenchReport report("", command_line_string(argc, argv));
-  bench_wonly_cuda(options, report);
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_wonly.json"));
-  return 0;
+  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "json", "warmup", "runs"}, bench_wonly_cuda,
+                               "bench_wonly.json");
 }
 
 }  // namespace qgemm::tools
