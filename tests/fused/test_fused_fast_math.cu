@@ -76,17 +76,18 @@ TEST(FusedFastMath, ActivationsCloseToLibmAndToTheCpuTwin) {
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
     const double silu_tol = silu_tolerance(v, 6), tanh_tol = gelu_tanh_tolerance(v, 12),
-                 erf_tol = gelu_erf_tolerance(v, 12);
+                 erf_tol = gelu_erf_tolerance(v, 12, kErfcFitError), erf_twin_tol = gelu_erf_rounding_tolerance(v, 12);
     const double silu_err = std::fabs(gpu.silu[i] - silu_reference(v)),
                  tanh_err = std::fabs(gpu.tanh[i] - gelu_tanh_reference(v)),
                  erf_err = std::fabs(gpu.erf[i] - gelu_erf_reference(v));
     silu_libm.add(silu_err, silu_tol, v), tanh_libm.add(tanh_err, tanh_tol, v), erf_libm.add(erf_err, erf_tol, v);
     bad += !(silu_err <= silu_tol) + !(tanh_err <= tanh_tol) + !(erf_err <= erf_tol);
-    // GPU against the CPU twin: both within their bounds of libm, so within the sum.
+    // GPU against the CPU twin: both within their rounding bounds of the same
+    // formulas (for GELU erf, the same erfc polynomial), so within the sum.
     const double cpu_silu = silu(x[i]), cpu_tanh = gelu_tanh(x[i]), cpu_erf = gelu_erf(x[i]);
     const double twin_errors[] = {std::fabs(gpu.silu[i] - cpu_silu) / (2 * silu_tol),
                                   std::fabs(gpu.tanh[i] - cpu_tanh) / (2 * tanh_tol),
-                                  std::fabs(gpu.erf[i] - cpu_erf) / (2 * erf_tol)};
+                                  std::fabs(gpu.erf[i] - cpu_erf) / (2 * erf_twin_tol)};
     for (double e : twin_errors) {
       twin.add(e, 1.0, v);
       bad += !(e <= 1.0);
