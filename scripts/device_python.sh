@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool) from the repository root:
 # builds the Python extension for that machine's python3 (3.12, PyTorch) with
-# the CUDA backend — CUTLASS headers carried in .deps/cutlass — then runs the
+# the CUDA backend — CUTLASS headers carried in .deps/cutlass or
+# .carry/cutlass.tar.xz — then runs the
 # Python tests and/or the Python benchmarks. Logs and JSON go to $OUT; the
 # last line is the pytest summary.
 #   scripts/device_python.sh [tests|bench|all]   (default: tests)
@@ -15,6 +16,11 @@ build="${QGEMM_PY_BUILD_DIR:-build-py}"
 mkdir -p "$out"
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
+fi
+# The CUTLASS headers: .deps/cutlass if carried as files, else the archive
+# scripts/stage_device.sh writes (.carry/cutlass.tar.xz, ~1 MB instead of 27).
+if [ ! -d .deps/cutlass ] && [ -f .carry/cutlass.tar.xz ]; then
+  xz -dc .carry/cutlass.tar.xz | tar xf -
 fi
 python3 -c "import nanobind, numpy, pytest" 2>/dev/null \
   || { echo "python3 lacks nanobind, numpy or pytest"; python3 -m pip list 2>/dev/null | grep -iE "nanobind|numpy|pytest|torch"; exit 1; }

@@ -1,16 +1,54 @@
 #!/usr/bin/env bash
-# Stages what the GPU machine needs into .carry/ (git-ignored): the test
-# executables and the qgemm CLI built here (the GPU machine has no
-# GoogleTest), and the CUTLASS headers for building the Python extension
-# there. Usage: scripts/stage_device.sh [build-dir]
+# Stages what the GPU machine needs into .carry (git-ignored): in bin/ the
+# qgemm CLI and the test executables built here (the GPU machine has no
+# GoogleTest), stripped and xz-compressed, with the commit they were built
+# at; and the CUTLASS headers as cutlass.tar.xz. Carry it with `carry: [".carry"]`.
+#
+#   scripts/stage_device.sh [--build DIR] [NAME ...]
+#
+# NAME: qgemm (the CLI) or a suite (core, fused, gemm, quant, wonly); none:
+# all of them. The device tool carries at most 64 MiB with the working tree
+# (~11 MiB), and all of them compressed are far more: each links what it uses
+# of the library, whose fatbins are already compressed (at 3845e71: the CLI
+# and the core suite, whose op-chain tests use every family, 43 MiB each;
+# fused 32; wonly 8; quant 4.5; gemm 3.4). So stage what one call runs —
+# `fused gemm quant wonly` (60 MiB with the tree), then `core`, then `qgemm`
+# for benchmarks — each in its own call. The total with the working tree is
+# printed, and refused from 63 MiB on.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${1:-$root/build}"
+build="$root/build"
+if [ "${1:-}" = "--build" ]; then
+  build="$2"
+  shift 2
+fi
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=(qgemm core fused gemm quant wonly)
 rm -rf "$root/.carry/bin"
 mkdir -p "$root/.carry/bin"
-cp "$build/tools/qgemm" "$root/.carry/bin/"
-find "$build/tests" -maxdepth 2 -type f -name 'qgemm_test_*' -perm -u+x -exec cp {} "$root/.carry/bin/" \;
-# xz: the carried tree must stay under the device tool's 64 MiB (gzip: 67 MiB).
-strip "$root/.carry/bin/"qgemm* && xz -T2 -6 "$root/.carry/bin/"qgemm*
-git -C "$root" rev-parse --short=12 HEAD > "$root/.carry/bin/COMMIT"
-du -sh "$root/.carry/bin"
+for name in "${names[@]}"; do
+  case "$name" in
+    qgemm) src="$build/tools/qgemm" ;;
+    core | fused | gemm | quant | wonly) src="$build/tests/$name/qgemm_test_$name" ;;
+    *) echo "stage_device.sh: unknown name '$name' (qgemm, core, fused, gemm, quant, wonly)" >&2; exit 2 ;;
+  esac
+  [ -x "$src" ] || { echo "stage_device.sh: $src is not built" >&2; exit 1; }
+  strip -o "$root/.carry/bin/$(basename "$src")" "$src"
+done
+xz -T2 -6 "$root/.carry/bin/"qgemm*
+# The CUTLASS headers for building the Python extension there
+# (scripts/device_python.sh unpacks them): 27 MB as files, ~1 MB as .tar.xz.
+if [ -d "$root/.deps/cutlass" ]; then
+  tar -C "$root" -cf - .deps/cutlass | xz -T2 -6 > "$root/.carry/cutlass.tar.xz"
+fi
+git -C "$root" describe --always --dirty --abbrev=12 > "$root/.carry/bin/COMMIT"
+# What travels: .carry plus the tracked files (and untracked, not ignored ones).
+carry_bytes=$(du -sb "$root/.carry" | cut -f1)
+tree_bytes=$(git -C "$root" ls-files -z --cached --others --exclude-standard | (cd "$root" && xargs -0 cat 2>/dev/null) | wc -c)
+total=$(( (carry_bytes + tree_bytes) / 1048576 ))
+du -sh "$root/.carry/bin/"*
+echo "staged ${names[*]}: .carry $((carry_bytes / 1048576)) MiB + tree $((tree_bytes / 1048576)) MiB = $total MiB"
+if [ "$total" -ge 63 ]; then
+  echo "stage_device.sh: $total MiB — the device tool carries at most 64 MiB; stage fewer names" >&2
+  exit 1
+fi
