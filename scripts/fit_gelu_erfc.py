@@ -20,7 +20,8 @@ Numerical Recipes' erfcc (degree 9, p = 0.5, relative error < 1.2e-7) came
 first, then degree 7 at p = 0.45 (1.6e-7, within a few fp32 ulps of libm);
 degree 5 at p = 0.46 (1.75e-6 · (1 + a²/2)) takes two fused multiply-adds
 fewer per element again. The fused ops emit int8 / fp8 codes, whose steps
-are 10⁴ times coarser than that error (docs/fused.md, "The erfc refit").
+are thousands of times coarser than that error (docs/fused.md, "The
+degree-5 refit").
 """
 import argparse
 import math
