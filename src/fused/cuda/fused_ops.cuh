@@ -141,9 +141,20 @@ struct LayerNormBase {
   }
 };
 
+// kMergedStatsItems: the items per thread up to which the mean and variance
+// take one merge tree (block_merge, fused_row_kernel.cuh) instead of two sum
+// trees: a barrier round trip less per row, ~15 ALU instructions more per
+// thread. H100, same call A B A B, merge tree against two trees
+// (bench/results/fused-h100-layernorm-merge-ab.json): the int32 form 0.5–3 %
+// faster at every shape (up to 6 % at 256×8192 static), the float form 3 %
+// faster with one item (16 and 256 tokens at N = 4096) but 2–7 % slower with
+// two (N = 8192 below 4096 tokens, every N from 4096 tokens on), so the
+// float form merges one-item rows only; the int32 form ran two and four
+// items there and merges up to four.
 template <DType kX>
 struct LayerNormOp : LayerNormBase<kX> {
   static constexpr int kMinBlocksTwoItems = 3;
+  static constexpr int kMergedStatsItems = 1;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     load_floats<kX, N>(a.x, row * a.ldx + col, v);
@@ -164,6 +175,7 @@ struct LayerNormOp : LayerNormBase<kX> {
 
 template <DType kParam>
 struct LayerNormInt32Op : LayerNormBase<kParam> {
+  static constexpr int kMergedStatsItems = 4;  // as measured (above); eight items keep two trees
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
     dequant_int32_chunk<kParam, N>(a, row, col, v);

@@ -7,7 +7,8 @@
 // so a warp's accesses are contiguous 16-byte vectors (kVec = 16 / element
 // size) or, on the scalar path (kVec = 1, any N or alignment), contiguous
 // elements. The row is read from DRAM once into registers (prologue), the
-// block reduces its statistics (Σv² or Σv, Σ(v−μ)²), normalizes in
+// block reduces its statistics (Σv²; or Σv, Σ(v−μ)², or the mean and M2 in
+// one merge tree where the op says: block_merge), normalizes in
 // registers, reduces amax (or min/max) when the scale is dynamic, and writes
 // q with one store per chunk: one pass over the data, two block reductions
 // where a row statistic must precede the scale. One-item rows and grids of
@@ -51,6 +52,67 @@ __device__ __forceinline__ float block_sum(float v) {
     float t = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : 0.0f;
     t = warp_sum(t);
     if (lane == 0) total = t;
+  }
+  __syncthreads();
+  return total;
+}
+
+// A group's count, mean and centered sum of squares M2 = Σ(v − mean)².
+// Two groups merge exactly in real arithmetic (Chan, Golub & LeVeque 1979):
+//   n = na + nb,  δ = mean_b − mean_a,
+//   mean = mean_a + δ·nb/n,  M2 = M2a + M2b + δ²·na·nb/n
+// so LayerNorm's mean and variance take one block reduction, not a reduction
+// of Σv, a broadcast of the mean and a reduction of Σ(v − mean)². Each term
+// is a centered square, so it is as stable as the two-pass form (no Σv² −
+// n·mean² cancellation); it differs from the CPU's pairwise two-pass sums by
+// rounding, as any reduction order does. Empty groups (n = 0: lanes past the
+// last warp, threads past a ragged row's end) merge as the identity.
+struct MeanM2 {
+  float n = 0.0f, mean = 0.0f, m2 = 0.0f;
+};
+
+__device__ __forceinline__ MeanM2 merge(const MeanM2& a, const MeanM2& b) {
+  const float n = f_add(a.n, b.n);
+  // nb/n with one MUFU.RCP: within 2 ulp (a weight, not a result).
+  const float wb = n > 0.0f ? __fdividef(b.n, n) : 0.0f;
+  const float d = f_sub(b.mean, a.mean);
+  return {n, f_fma(d, wb, a.mean), f_fma(f_mul(d, d), f_mul(a.n, wb), f_add(a.m2, b.m2))};
+}
+
+// Two groups of equal count n: mean = (mean_a + mean_b)/2, M2 = M2a + M2b +
+// δ²·n/2. No division, no count to exchange, and symmetric in a and b, so
+// both lanes of a shuffle pair hold the same bits.
+__device__ __forceinline__ MeanM2 merge_equal(const MeanM2& a, const MeanM2& b) {
+  const float d = f_sub(b.mean, a.mean);
+  return {f_add(a.n, a.n), f_mul(f_add(a.mean, b.mean), 0.5f), f_fma(f_mul(d, d), f_mul(a.n, 0.5f), f_add(a.m2, b.m2))};
+}
+
+template <bool kEqualCounts>
+__device__ __forceinline__ MeanM2 shuffle_merge(const MeanM2& s, int offset) {
+  const MeanM2 o{kEqualCounts ? s.n : __shfl_xor_sync(0xffffffffu, s.n, offset),
+                 __shfl_xor_sync(0xffffffffu, s.mean, offset), __shfl_xor_sync(0xffffffffu, s.m2, offset)};
+  return kEqualCounts ? merge_equal(s, o) : merge(s, o);
+}
+
+// The block's merged statistics, returned to every thread (as block_sum).
+// kEqualCounts: every thread holds the same count (rows that fill the
+// block's chunks, kFull) and the block is a power-of-two number of warps
+// (every launch of fused_configs.h), so every merge of the tree is of two
+// equal groups; the warps' partials are merged over the first blockDim/32
+// lanes only.
+template <bool kEqualCounts>
+__device__ __forceinline__ MeanM2 block_merge(MeanM2 s) {
+  __shared__ MeanM2 partial[32];
+  __shared__ MeanM2 total;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) s = shuffle_merge<kEqualCounts>(s, offset);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  if (lane == 0) partial[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < warps ? partial[lane] : MeanM2{};
+    for (int offset = kEqualCounts ? warps / 2 : 16; offset > 0; offset /= 2) s = shuffle_merge<kEqualCounts>(s, offset);
+    if (lane == 0) total = s;
   }
   __syncthreads();
   return total;
@@ -296,6 +358,22 @@ __device__ __forceinline__ void row_in_registers(const FusedArgs& a, int64_t row
     }
     if constexpr (Op::kStats == RowStats::kRms) {
       norm.inv = inv_rms(block_sum(s), a.hidden, a.eps);
+    } else if constexpr (kItems <= Op::kMergedStatsItems) {
+      // This thread's count, mean and M2 over its registers, then one merge
+      // tree over the block (MeanM2 above; where, fused_ops.cuh).
+      MeanM2 own;
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        if (valid[i]) own.n = f_add(own.n, static_cast<float>(kVec));
+      }
+      own.mean = own.n > 0.0f ? __fdividef(s, own.n) : 0.0f;
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        if (valid[i]) own.m2 = f_add(own.m2, chunk_stat<Op, kVec>(v[i], own.mean, true));
+      }
+      const MeanM2 row_stats = block_merge<kFull>(own);
+      norm.mean = row_stats.mean;
+      norm.inv = inv_std(row_stats.m2, a.hidden, a.eps);
     } else {
       norm.mean = row_mean(block_sum(s), a.hidden);
       float c = 0.0f;
