@@ -20,7 +20,8 @@
 // stored on the first pass and read back afterwards.
 //
 // Reductions are deterministic (a fixed shuffle tree); they differ from the
-// CPU's pairwise order only, which is the one CPU/GPU difference allowed.
+// CPU's pairwise order only — for the LayerNorm merge tree, in how the
+// groups' means and M2 combine — which is the one CPU/GPU difference allowed.
 #pragma once
 
 #include <algorithm>
