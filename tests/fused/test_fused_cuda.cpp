@@ -200,6 +200,37 @@ TEST(FusedCudaNonFinite, RowsWithInfAndNanMatchCpu) {
   }
 }
 
+// LayerNorm rows far from zero mean: v = 64 + 0.5·k for integers k in
+// −4…4, so |mean| ≈ 50·σ. Every partial sum of these bf16 values, and every
+// mean the GPU's merge tree (fused_row_kernel.cuh, block_merge) merges from
+// groups of equal count, lies on a grid fp32 holds exactly, so both backends
+// get the exact mean; the general merge (N = 1000: 125 threads of 8 values
+// in a block of 128) rounds its weights and is held to the usual tolerance
+// too. The Σv² − n·mean² shortcut would lose log2(50²) ≈ 11 of fp32's 24
+// bits to cancellation and move the scales by far more than 1e-5. Rows at
+// N = 1000, 1024, 4096 take the one-item merge tree, N = 8192 (and 4096 at
+// 600 tokens) two items and two sum trees.
+TEST(FusedCudaLayerNorm, RowsFarFromZeroMeanMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (int64_t tokens : {9, 600}) {
+    for (int64_t n : {1000, 1024, 4096, 8192}) {
+      for (bool asymmetric : {false, true}) {
+        FusedCase c;
+        c.kind = FusedKind::kLayerNorm, c.tokens = tokens, c.hidden = n, c.asymmetric = asymmetric;
+        c.bias = false, c.residual = false;
+        SCOPED_TRACE(c.name(0));
+        run_case(c, [&](FusedBuffers& b) {
+          auto* x = reinterpret_cast<uint16_t*>(b.x.data());
+          for (int64_t i = 0; i < tokens * n; ++i) {
+            const float k = std::nearbyint(uniform_at(17, static_cast<uint64_t>(i), -4.49f, 4.49f));
+            x[i] = numeric::float_to_bf16_bits(64.0f + 0.5f * k);
+          }
+        });
+      }
+    }
+  }
+}
+
 // The op runs on the given stream (no hidden default-stream work): enqueue
 // behind a busy stream, then synchronize only that stream.
 TEST(FusedCudaStreams, RunsOnTheGivenStream) {
