@@ -231,6 +231,24 @@ TEST(FusedCudaLayerNorm, RowsFarFromZeroMeanMatchCpu) {
   }
 }
 
+// LayerNorm rows of one huge finite value (bf16 1e20, every row but the
+// first): mean = v exactly and Σ(v − mean)² = 0 on both backends, so y = β.
+// N = 1000 leaves three threads of the block without values, whose empty
+// groups the merge tree must pass over rather than weigh by 0 (δ² of 1e20
+// overflows, and ∞·0 is NaN).
+TEST(FusedCudaLayerNorm, RowsOfOneHugeValueMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (int64_t n : {1000, 1024}) {
+    FusedCase c;
+    c.kind = FusedKind::kLayerNorm, c.tokens = 5, c.hidden = n, c.bias = false, c.residual = false;
+    SCOPED_TRACE(c.name(0));
+    run_case(c, [&](FusedBuffers& b) {
+      auto* x = reinterpret_cast<uint16_t*>(b.x.data());
+      for (int64_t i = n; i < c.tokens * n; ++i) x[i] = numeric::float_to_bf16_bits(1e20f);
+    });
+  }
+}
+
 // The op runs on the given stream (no hidden default-stream work): enqueue
 // behind a busy stream, then synchronize only that stream.
 TEST(FusedCudaStreams, RunsOnTheGivenStream) {

@@ -67,15 +67,19 @@ __device__ __forceinline__ float block_sum(float v) {
 // is a centered square, so it is as stable as the two-pass form (no Σv² −
 // n·mean² cancellation); it differs from the CPU's pairwise two-pass sums by
 // rounding, as any reduction order does. Empty groups (n = 0: lanes past the
-// last warp, threads past a ragged row's end) merge as the identity.
+// last warp, threads past a ragged row's end) are the identity of merge().
 struct MeanM2 {
   float n = 0.0f, mean = 0.0f, m2 = 0.0f;
 };
 
 __device__ __forceinline__ MeanM2 merge(const MeanM2& a, const MeanM2& b) {
+  // An empty group is returned as is, not merged with weight 0: δ² of a
+  // mean beyond ~1.8e19 overflows, and ∞·0 would turn a finite row to NaN.
+  if (b.n == 0.0f) return a;
+  if (a.n == 0.0f) return b;
   const float n = f_add(a.n, b.n);
   // nb/n with one MUFU.RCP: within 2 ulp (a weight, not a result).
-  const float wb = n > 0.0f ? __fdividef(b.n, n) : 0.0f;
+  const float wb = __fdividef(b.n, n);
   const float d = f_sub(b.mean, a.mean);
   return {n, f_fma(d, wb, a.mean), f_fma(f_mul(d, d), f_mul(a.n, wb), f_add(a.m2, b.m2))};
 }
