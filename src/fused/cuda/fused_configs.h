@@ -54,16 +54,16 @@ inline constexpr FusedRowConfig kFusedRowConfigs[] = {
 };
 inline constexpr FusedRowConfig kFusedStreamingConfig = {0, 512, 0};
 
-// Every launch is a power-of-two number of threads (the few-rows rule only
-// doubles them): LayerNorm's merge tree relies on it (block_merge,
-// fused_row_kernel.cuh).
-constexpr bool fused_threads_are_powers_of_two() {
+// Every register-path launch is a power-of-two number of warps (the rules
+// below only halve or double a row's threads): LayerNorm's merge tree relies
+// on it (block_merge, fused_row_kernel.cuh; the streaming path does not use it).
+constexpr bool fused_row_warps_are_powers_of_two() {
   for (const auto& c : kFusedRowConfigs) {
     if (c.threads < 32 || (c.threads & (c.threads - 1)) != 0) return false;
   }
-  return (kFusedStreamingConfig.threads & (kFusedStreamingConfig.threads - 1)) == 0;
+  return true;
 }
-static_assert(fused_threads_are_powers_of_two(), "fused row launches must be powers of two threads");
+static_assert(fused_row_warps_are_powers_of_two(), "fused row launches must be a power-of-two number of warps");
 
 inline constexpr int kFusedMaxThreads = 512;
 inline constexpr int64_t kMinThreadsPerSm = 1024;  // half of an SM's 2048 resident threads

@@ -147,11 +147,10 @@ struct LayerNormBase {
 // thread. H100, same call A B A B, merge tree against two trees
 // (bench/results/fused-h100-layernorm-merge-ab.json): the int32 form 0.5–3 %
 // faster at most shapes (6 % at 256×8192 static; within ±0.5 % at the
-// others), the float form 3 %
-// faster with one item (16 and 256 tokens at N = 4096) but 2–7 % slower with
-// two (N = 8192 below 4096 tokens, every N from 4096 tokens on), so the
-// float form merges one-item rows only; the int32 form ran two and four
-// items there and merges up to four.
+// others), the float form 3 % faster with one item (16 and 256 tokens at
+// N = 4096) but 2–7 % slower with two (N = 8192 below 4096 tokens, every N
+// from 4096 tokens on), so the float form merges one-item rows only; the
+// int32 form ran two and four items there and merges up to four.
 template <DType kX>
 struct LayerNormOp : LayerNormBase<kX> {
   static constexpr int kMinBlocksTwoItems = 3;
