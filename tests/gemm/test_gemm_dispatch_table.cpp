@@ -156,6 +156,24 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                "fp8 fast", true, true);
 }
 
+// The Hopper tile scheduler's swizzle: 8 only on grids with many tiles on
+// both sides (M ≥ 8192 and N ≥ 10240; fp8 with fast accumulation from
+// N = 8192), where it measured faster; 1 (CUTLASS's raster order) elsewhere,
+// M = 1024 and 4096 included, where 8 measured slower or no faster.
+TEST(GemmDispatchTable, Sm90TileSwizzle) {
+  for (bool fast : {false, true}) {
+    EXPECT_EQ(detail::sm90_tile_swizzle(8192, 10240, fast), 8);
+    EXPECT_EQ(detail::sm90_tile_swizzle(8192, 57344, fast), 8);
+    EXPECT_EQ(detail::sm90_tile_swizzle(16384, 28672, fast), 8);
+    EXPECT_EQ(detail::sm90_tile_swizzle(8191, 57344, fast), 1);
+    EXPECT_EQ(detail::sm90_tile_swizzle(4096, 57344, fast), 1);
+    EXPECT_EQ(detail::sm90_tile_swizzle(1024, 57344, fast), 1);
+    EXPECT_EQ(detail::sm90_tile_swizzle(8192, 6144, fast), 1);
+  }
+  EXPECT_EQ(detail::sm90_tile_swizzle(8192, 8192, true), 8);
+  EXPECT_EQ(detail::sm90_tile_swizzle(8192, 8192, false), 1);
+}
+
 // Ampere int8 and Ada fp8 run the same mma.sync kernels by the same M
 // bounds: skinny for decode, then the 64×128 tile up to M = 128, then
 // 128×128 (an L40's 142 SMs or an A100's 108 change nothing: no wave rule).

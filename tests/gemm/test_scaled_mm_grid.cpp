@@ -198,5 +198,19 @@ INSTANTIATE_TEST_SUITE_P(ModelShapes, ScaledMmGrid,
                                            NK{4095, 4096}, NK{1000, 1000}, NK{4096, 48}, NK{48, 4095}),
                          [](const auto& info) { return std::to_string(info.param.n) + "x" + std::to_string(info.param.k); });
 
+// M ≥ 8192 on N ≥ 10240: the Hopper kernels walk their tiles with swizzle 8
+// (dispatch_table.h, sm90_tile_swizzle). Ragged in M (8200 = 64 row tiles
+// of 128 + 8) and N (10256 = 40 tiles of 256 + 16), so the snake through
+// bands of 8 tiles ends in partial bands on both sides; every element must be
+// written, and the sampled ones must match the reference.
+TEST(ScaledMmGridSwizzled, RaggedLargeGridsMatchReference) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GridShape shape(10256, 96, input, 8200);
+    EXPECT_EQ(shape.run(8192, kVariants[0]), 0) << dtype_name(input);
+    EXPECT_EQ(shape.run(8200, kVariants[3]), 0) << dtype_name(input);
+  }
+}
+
 }  // namespace
 }  // namespace qgemm::test

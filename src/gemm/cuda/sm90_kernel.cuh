@@ -20,6 +20,7 @@
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/epilogue_evt.cuh"
 #include "gemm/cuda/sm90_fp8_overlap.cuh"
 #include "gemm/cuda/sm90_configs.h"
@@ -109,6 +110,7 @@ struct Kernel {
          StrideD{args.ldo, _1{}, int64_t(0)}}};
     arguments.hw_info.device_id = args.device.index;
     arguments.hw_info.sm_count = sm_count;
+    arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(args.m, args.n, !Tree::kInt8 && args.fp8_fast_accum);
 
     Gemm gemm;
     if (gemm.can_implement(arguments) != cutlass::Status::kSuccess) return false;
