@@ -104,7 +104,10 @@ __device__ __forceinline__ MeanM2 shuffle_merge(const MeanM2& s, int offset) {
 // block's chunks, kFull) and the block is a power-of-two number of warps
 // (every launch of fused_configs.h), so every merge of the tree is of two
 // equal groups; the warps' partials are merged over the first blockDim/32
-// lanes only.
+// lanes only. The shuffle loops are written here rather than through
+// reduce_lanes (quant_reduce.cuh): that form compiled to a different warp-0
+// loop and 2–6 more registers, and the int32 LayerNorm ran 6–10 % slower at
+// T ≥ 4096 on the H100 (docs/fused.md, "block_merge keeps its own shuffle loop").
 template <bool kEqualCounts>
 __device__ __forceinline__ MeanM2 block_merge(MeanM2 s) {
   __shared__ MeanM2 partial[32];

@@ -250,8 +250,11 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
 //   8192×10240×8192  int8 1092 → 998, fp8 1308 → 1258, fp8 fast 1124 → 1047
 //   8192×28672×4096  int8 1607 → 1475, fp8 1833 → 1693, fp8 fast 1553 → 1471
 //   8192×57344×8192  int8 5818 → 5446, fp8 6872 → 6577, fp8 fast 5987 → 5688
-//   8192×8192×8192   fp8 fast 904 → 787 and 896 → 797 (two calls); int8
-//                    1.5–3 % slower, precise fp8 (128×192 tiles) 13 % slower
+//   8192×8192×8192   fp8 fast 904 → 787 and 896 → 797 (two calls; an
+//                    in-call A/B against M = 8184, unswizzled, then read
+//                    11 % faster and 4 % slower: kept, the weakest case —
+//                    docs/gemm.md); int8 1.5–3 % slower, precise fp8
+//                    (128×192 tiles) 13 % slower
 // and no better at M ≤ 4096 (4096×57344×8192 within ±2 %), 2× slower at
 // M = 1024 (8 row tiles of 128: 1024×57344×8192 619 → 1388 µs).
 // `fp8_fast`: fp8 inputs with fast accumulation.
