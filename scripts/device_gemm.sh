@@ -17,8 +17,9 @@ for phase in "$@"; do
       timeout 150 "$BIN/qgemm_test_gemm" --gtest_brief=1 2>&1 | tee "$OUT/test.log" | tail -30 || status=1 ;;
     sanitize)
       # Representative subset: every kernel forced once on a small ragged
-      # shape, the dispatcher on odd M, views and misaligned pointers.
-      filter='Forced/ScaledMmKernel.*17x272x208*:ScaledMmDispatch.SubMatrixViews:ScaledMmDispatch.MisalignedPointersFallBack:ModelShapes/ScaledMmGrid.*/1000x1000:ModelShapes/ScaledMmGrid.*/4096x48'
+      # shape (the direct-store one also at an odd N), the dispatcher on odd
+      # M, views, misaligned pointers and unaligned outputs.
+      filter='Forced/ScaledMmKernel.*17x272x208*:Forced/ScaledMmKernel.*/sm90_direct_store_5x1001x208:ScaledMmDispatch.SubMatrixViews:ScaledMmDispatch.MisalignedPointersFallBack:ScaledMmDispatch.UnalignedOutputsRunTheDirectStoreKernelOnHopper:ModelShapes/ScaledMmGrid.*/1000x1000:ModelShapes/ScaledMmGrid.*/4096x48'
       timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \
         --gtest_filter="$filter" 2>&1 | tee "$OUT/memcheck.log" | tail -8 || status=1
       timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/qgemm_test_gemm" --gtest_brief=1 \

@@ -1,6 +1,7 @@
 // GPU test of scaled_mm / scaled_mm_azp over the shape grid:
 // M ∈ {1, 2, 3, 7, 16, 17, 33, 64, 100, 128, 255, 256, 1000, 1024, 4096} ×
-// the model (N, K) list plus odd ones, for int8 and fp8 inputs. These
+// the model (N, K) list plus odd ones (N = 4095, 8184 and 1001 take the
+// direct-store kernel on Hopper above M = 16), for int8 and fp8 inputs. These
 // problems are too large for a full CPU reference, so each run is checked
 //   - on every element for having been written (NaN-poisoned first), and
 //   - on sampled rows (first, last, middle, random) × sampled columns
@@ -195,7 +196,8 @@ TEST_P(ScaledMmGrid, AllMMatchReference) {
 INSTANTIATE_TEST_SUITE_P(ModelShapes, ScaledMmGrid,
                          ::testing::Values(NK{6144, 4096}, NK{4096, 4096}, NK{28672, 4096}, NK{4096, 14336},
                                            NK{10240, 8192}, NK{8192, 8192}, NK{57344, 8192}, NK{8192, 28672},
-                                           NK{4095, 4096}, NK{1000, 1000}, NK{4096, 48}, NK{48, 4095}),
+                                           NK{4095, 4096}, NK{1000, 1000}, NK{4096, 48}, NK{48, 4095},
+                                           NK{8184, 4096}, NK{1001, 2048}),
                          [](const auto& info) { return std::to_string(info.param.n) + "x" + std::to_string(info.param.k); });
 
 // M ≥ 8192 on N ≥ 10240: the Hopper kernels walk their tiles with swizzle 8

@@ -131,12 +131,18 @@ std::vector<KernelCase> kernel_cases() {
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
-                                GemmKernel::kSm80Large,  GemmKernel::kSm80Small};
+                                GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct};
   for (GemmKernel kernel : kernels) {
     const bool skinny = kernel == GemmKernel::kSkinny;
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{1, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
     for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
+    if (kernel == GemmKernel::kSm90Direct) {
+      // What it exists for: N (the output pitch) not a multiple of 8 — odd,
+      // narrower than one tile, one past a tile — and a multiple of 8 only.
+      const int64_t unaligned[][3] = {{5, 1001, 208}, {130, 7, 80}, {257, 129, 528}, {64, 4095, 80}, {200, 8184, 208}};
+      for (const auto& s : unaligned) cases.push_back({kernel, s[0], s[1], s[2]});
+    }
     if (skinny) {
       // M ≤ 16 (decode): K long enough that every warp wraps its ring of
       // in-flight chunks, with a K tail of 16; M on both sides of 8.
@@ -211,6 +217,46 @@ TEST(ScaledMmDispatch, SubMatrixViews) {
   }
 }
 
+// The arguments the TMA epilogue cannot store, with A and B fit for TMA: an
+// N (and output pitch) that is not a multiple of 8, an output pitch padded
+// by an odd count, an output one element into a 16-byte line. On Hopper the
+// direct-store kernel must take them (not the slow fallback), and match the
+// CPU on every element; elsewhere they must still give the CPU's result.
+TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  int major = 0;
+  QGEMM_TEST_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  const bool hopper = major == 9 && std::string(cuda_archs()).find("90a") != std::string::npos;
+  struct Shape {
+    int64_t m, n, k, ldo_pad, out_offset;  // out_offset: output elements past a 16-byte boundary
+  };
+  const Shape shapes[] = {{17, 1001, 208, 0, 0}, {100, 4095, 80, 0, 0},  {300, 403, 528, 0, 0},
+                          {1000, 250, 256, 0, 0}, {129, 256, 208, 3, 0}, {64, 512, 128, 0, 1}};
+  for (const Shape& shape : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = shape.m, c.n = shape.n, c.k = shape.k, c.input = input, c.ldo_pad = shape.ldo_pad;
+      c.out = shape.m % 2 ? DType::kFloat16 : DType::kBFloat16;
+      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+      auto rng = make_rng(static_cast<uint64_t>(shape.m * 7 + shape.n));
+      GemmProblem p(c, rng);
+      DeviceProblem d(p);
+      const size_t elem = dtype_size(c.out);
+      CudaBuffer out_shifted(p.out.size() + elem * shape.out_offset);
+      out_shifted.poison();
+      detail::ScaledMmArgs args = d.args(p);
+      args.out = static_cast<uint8_t*>(out_shifted.get()) + elem * shape.out_offset;
+      if (hopper) EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Direct) << c.name();
+      detail::scaled_mm_cuda(args);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<uint8_t> shifted;
+      out_shifted.download(shifted);
+      const std::vector<uint8_t> gpu_out(shifted.begin() + elem * shape.out_offset, shifted.end());
+      EXPECT_EQ(compare_all(p, gpu_out, "unaligned output"), 0) << c.name();
+    }
+  }
+}
+
 // Pointers one element past a 16-byte boundary: the fast kernels decline,
 // the fallback answers.
 TEST(ScaledMmDispatch, MisalignedPointersFallBack) {
@@ -237,15 +283,16 @@ TEST(ScaledMmDispatch, MisalignedPointersFallBack) {
 }
 
 // Capture into a CUDA graph and replay, for one problem per dispatch path
-// (skinny, each sm90 bucket, fallback), with zero points: capture fails if
+// (skinny, each sm90 bucket, direct store, fallback), with zero points: capture fails if
 // the op allocated or synchronized; replays must match the CPU.
 TEST(ScaledMmDispatch, GraphCaptureOnEveryPath) {
   QGEMM_SKIP_WITHOUT_GPU();
   cudaStream_t stream;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (int64_t m : {8, 48, 200, 700, 33}) {
+  for (int64_t m : {8, 48, 200, 700, 33, 34}) {
     GemmCase c;
-    c.m = m, c.n = m == 33 ? 100 : 256, c.k = 320;  // the last one: N = 100 → fallback
+    // N = 100 (M = 33): the direct-store kernel on Hopper; K = 100 (M = 34): the fallback.
+    c.m = m, c.n = m == 33 ? 100 : 256, c.k = m == 34 ? 100 : 320;
     c.zero_point = ZeroPoint::kPerToken;
     auto rng = make_rng(static_cast<uint64_t>(m));
     GemmProblem p(c, rng);

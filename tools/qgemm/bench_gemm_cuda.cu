@@ -263,7 +263,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny,        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
                                       GemmKernel::kSm90Narrow,    GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Square,
                                       GemmKernel::kSm90Wide,      GemmKernel::kSm90Wide192,   GemmKernel::kSm80Small,
-                                      GemmKernel::kSm80Large,     GemmKernel::kFallback};
+                                      GemmKernel::kSm80Large,     GemmKernel::kSm90Direct,    GemmKernel::kFallback};
   for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
     if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
     ShapeBuffers s(shape[0], shape[1], shape[2], stream);

@@ -232,9 +232,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),
 //     which beat every fast tile there — H100, same call: 256×4096×4096
 //     14.5 µs against 16.1 (fast 64×64), 256×4096×14336 34.6 against 41.9;
-//     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1).
+//     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1);
+//   - kSm90Direct (outputs the TMA epilogue cannot store): built precise
+//     only, one kernel per output dtype, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
-  return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1;
+  return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
 // The Hopper kernels' persistent tile scheduler hands each wave of CTAs a

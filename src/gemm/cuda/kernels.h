@@ -25,8 +25,10 @@ enum class GemmKernel : uint8_t {
   kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
   kSm80Large,  // 128×128×64, 3 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
   kSm80Small,  // 64×128×64, 4 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
+  kSm90Direct,  // outputs TMA cannot store (N or ldo not a multiple of 8, unaligned out): kSm90Square's
+                // tile (precise fp8: its 64×128) with the direct-store epilogue; A and B still through TMA
 };
-constexpr int kGemmKernelCount = 11;
+constexpr int kGemmKernelCount = 12;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -43,6 +45,9 @@ bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 // (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+// kSm90Direct, int8 or precise fp8 (args.input_dtype).
+bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);
 bool sm80_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 // fp8 e4m3 on the kSm80Large / kSm80Small tiles (Ada and later).

@@ -1,7 +1,8 @@
 // CUDA dispatch of the scaled GEMMs: picks the kernel for the device's
 // architecture and the problem from dispatch_table.h, checks what the fast
-// kernels need (aligned pointers, leading dimensions), and falls back to the
-// portable tiled kernel for everything else — a result, never an error.
+// kernels need (aligned pointers, leading dimensions), sends Hopper outputs
+// the TMA epilogue cannot store to the direct-store kernel, and falls back
+// to the portable tiled kernel for everything else — a result, never an error.
 // Nothing here allocates or synchronizes: each call enqueues one kernel.
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,28 @@ bool cutlass_can_take(const ScaledMmArgs& args) {
          aligned16(args.out);
 }
 
+// What the direct-store kernel needs: only A and B through TMA (16-byte
+// aligned bases and rows, K a multiple of 16); the output and the vectors
+// may have any pitch and element alignment, N any value.
+bool direct_store_can_take(const ScaledMmArgs& args) {
+  return args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 && aligned16(args.a) && aligned16(args.b);
+}
+
+bool is_sm90_cutlass(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::kSm90Wide:
+    case GemmKernel::kSm90Square:
+    case GemmKernel::kSm90Narrow:
+    case GemmKernel::kSm90Small1x2:
+    case GemmKernel::kSm90Small2x1:
+    case GemmKernel::kSm90Narrow2x1:
+    case GemmKernel::kSm90Wide192:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Runs `kernel` if it is built, fits the device and takes the arguments.
 bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
@@ -70,6 +93,14 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
                     : sm90_fp8fast_fp16(kernel, args, info.sm_count);
       }
       return bf16 ? sm90_fp8_bf16(kernel, args, info.sm_count) : sm90_fp8_fp16(kernel, args, info.sm_count);
+#else
+      return false;
+#endif
+    case GemmKernel::kSm90Direct:
+#if QGEMM_HAS_GEMM_SM90
+      // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
+      if (info.major != 9 || !direct_store_can_take(args)) return false;
+      return bf16 ? sm90_direct_bf16(args, info.sm_count) : sm90_direct_fp16(args, info.sm_count);
 #else
       return false;
 #endif
@@ -104,16 +135,24 @@ GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Cuda
   return {rule != nullptr ? rule->kernel : GemmKernel::kFallback, args.fp8_fast_accum};
 }
 
+// The Hopper table's choice; a problem whose output (or vectors) the TMA
+// epilogue cannot take goes to the direct-store kernel instead, whose
+// mainloop is the same wgmma one.
+GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
+  const bool int8 = args.input_dtype == DType::kInt8;
+  // Fast fp8 runs on int8's tiles, so it reads int8's table.
+  GemmChoice choice = int8 || args.fp8_fast_accum ? pick(kSm90Int8Rules, args, info) : pick(kSm90Fp8Rules, args, info);
+  if (is_sm90_cutlass(choice.kernel) && !cutlass_can_take(args) && direct_store_can_take(args)) {
+    choice.kernel = GemmKernel::kSm90Direct;
+  }
+  if (!int8 && args.fp8_fast_accum) choice.fp8_fast_accum = !fp8_fast_runs_precise(choice.kernel);
+  return choice;
+}
+
 // The table's choice for this problem on this device.
 GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
-  if (info.major == 9) {
-    if (int8) return pick(kSm90Int8Rules, args, info);
-    if (!args.fp8_fast_accum) return pick(kSm90Fp8Rules, args, info);
-    GemmChoice fast = pick(kSm90Int8Rules, args, info);  // the fast kernels are int8's tiles
-    fast.fp8_fast_accum = !fp8_fast_runs_precise(fast.kernel);
-    return fast;
-  }
+  if (info.major == 9) return choose_sm90(args, info);
   if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
   if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
   return {GemmKernel::kFallback, args.fp8_fast_accum};
@@ -134,6 +173,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
+    case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128
   }
   return "?";
 }
@@ -145,7 +185,9 @@ GemmChoice scaled_mm_cuda_choice(const ScaledMmArgs& args) {
                                                 aligned16(args.a) && aligned16(args.b))) {
     chosen.kernel = GemmKernel::kFallback;
   }
-  if (chosen.kernel != GemmKernel::kSkinny && chosen.kernel != GemmKernel::kFallback && !cutlass_can_take(args)) {
+  if (chosen.kernel == GemmKernel::kSm90Direct && !direct_store_can_take(args)) chosen.kernel = GemmKernel::kFallback;
+  if (chosen.kernel != GemmKernel::kSkinny && chosen.kernel != GemmKernel::kFallback &&
+      chosen.kernel != GemmKernel::kSm90Direct && !cutlass_can_take(args)) {
     chosen.kernel = GemmKernel::kFallback;
   }
   return chosen;

@@ -1,8 +1,10 @@
 // sm90_kernel.cuh — the Hopper (sm_90a) scaled GEMM on CUTLASS 3.x: TMA
 // loads, a warp-specialized wgmma mainloop (cooperative or ping-pong, from the
 // config), a persistent tile scheduler, and the dequantization epilogue as an
-// epilogue visitor tree stored through TMA. Included only by the sm90_*.cu
-// translation units, which instantiate it for the configs of sm90_configs.h.
+// epilogue visitor tree stored through TMA — or, for outputs TMA cannot
+// address, the direct-store epilogue of sm90_direct_epilogue.cuh. Included
+// only by the sm90_*.cu translation units, which instantiate it for the
+// configs of sm90_configs.h.
 //
 // Operand layouts (docs/gemm.md): A [M,K] row-major, B [K,N] column-major —
 // both K-major, as wgmma wants them for 8-bit types — and D [M,N] row-major.
@@ -22,6 +24,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/epilogue_evt.cuh"
+#include "gemm/cuda/sm90_direct_epilogue.cuh"
 #include "gemm/cuda/sm90_fp8_overlap.cuh"
 #include "gemm/cuda/sm90_configs.h"
 #include "gemm/scaled_mm_args.h"
@@ -67,19 +70,22 @@ struct Epilogue {
   }
 };
 
-// One GEMM kernel for a config (tile, cluster, schedule) and input/output types.
-template <class Config, class Input, class Output>
+// One GEMM kernel for a config (tile, cluster, schedule) and input/output
+// types, with the TMA epilogue tree or (kDirectStore) the direct-store one.
+template <class Config, class Input, class Output, bool kDirectStore = false>
 struct Kernel {
   using Tree = Epilogue<typename Config::TileShape, Input, Output>;
   using Accumulator = typename Tree::Accumulator;
   static constexpr int kAlignIn = 16 / sizeof(Input);
   static constexpr int kAlignOut = 16 / sizeof(Output);
 
-  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+  using TmaEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Config::TileShape,
       typename Config::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, Accumulator,
       float, void, cutlass::layout::RowMajor, kAlignOut, Output, cutlass::layout::RowMajor, kAlignOut,
       typename Config::EpilogueSchedule, typename Tree::Tree>::CollectiveOp;
+  using CollectiveEpilogue =
+      std::conditional_t<kDirectStore, DirectStoreCollective<Accumulator, Output>, TmaEpilogue>;
 
   using BuilderMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignIn,
@@ -95,19 +101,27 @@ struct Kernel {
                                                           CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
+  static typename CollectiveEpilogue::Arguments epilogue_arguments(const ScaledMmArgs& args) {
+    if constexpr (kDirectStore) {
+      return DirectStoreEpilogue<Accumulator, Output>::arguments(args);
+    } else {
+      using StrideD = typename GemmKernel::StrideD;
+      return {Tree::arguments(args), nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<Output*>(args.out),
+              StrideD{args.ldo, _1{}, int64_t(0)}};
+    }
+  }
+
   // Enqueues the GEMM; false when CUTLASS cannot implement these arguments
   // (alignment, strides) or would need a workspace — the caller falls back.
   static bool run(const ScaledMmArgs& args, int sm_count) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
-    using StrideD = typename GemmKernel::StrideD;
     typename Gemm::Arguments arguments{
         cutlass::gemm::GemmUniversalMode::kGemm,
         {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k), 1},
         {static_cast<const Input*>(args.a), StrideA{args.lda, _1{}, int64_t(0)},
          static_cast<const Input*>(args.b), StrideB{args.ldb, _1{}, int64_t(0)}},
-        {Tree::arguments(args), nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<Output*>(args.out),
-         StrideD{args.ldo, _1{}, int64_t(0)}}};
+        epilogue_arguments(args)};
     arguments.hw_info.device_id = args.device.index;
     arguments.hw_info.sm_count = sm_count;
     arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(args.m, args.n, !Tree::kInt8 && args.fp8_fast_accum);
@@ -155,6 +169,16 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
       else return Kernel<Fp8Wide192, Input, Output>::run(args, sm_count);
     default: return false;
   }
+}
+
+// The direct-store kernel (kSm90Direct) for Input → Output: int8 on Square's
+// 128×128 ping-pong tile, precise fp8 on its Fp8Square (64×128 ping-pong,
+// overlapped promotion) — each the tile of its type that did well across M
+// in the sweeps. Instantiated only by sm90_direct_*.cu.
+template <class Input, class Output>
+bool run_direct(const ScaledMmArgs& args, int sm_count) {
+  constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
+  return Kernel<std::conditional_t<kInt8, Square, Fp8Square>, Input, Output, true>::run(args, sm_count);
 }
 
 // Runs the fast-accumulation fp8 config `kernel` names (Fp8FastWide /
