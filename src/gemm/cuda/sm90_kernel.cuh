@@ -85,7 +85,7 @@ struct Kernel {
       float, void, cutlass::layout::RowMajor, kAlignOut, Output, cutlass::layout::RowMajor, kAlignOut,
       typename Config::EpilogueSchedule, typename Tree::Tree>::CollectiveOp;
   using CollectiveEpilogue =
-      std::conditional_t<kDirectStore, DirectStoreCollective<Accumulator, Output>, TmaEpilogue>;
+      std::conditional_t<kDirectStore, DirectStoreCollective<typename Config::TileShape, Accumulator, Output>, TmaEpilogue>;
 
   using BuilderMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Input, cutlass::layout::RowMajor, kAlignIn,
@@ -103,7 +103,7 @@ struct Kernel {
 
   static typename CollectiveEpilogue::Arguments epilogue_arguments(const ScaledMmArgs& args) {
     if constexpr (kDirectStore) {
-      return DirectStoreEpilogue<Accumulator, Output>::arguments(args);
+      return DirectStoreEpilogue<typename Config::TileShape, Accumulator, Output>::arguments(args);
     } else {
       using StrideD = typename GemmKernel::StrideD;
       return {Tree::arguments(args), nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<Output*>(args.out),
