@@ -191,6 +191,28 @@ TEST(GemmDispatchTable, MmaSyncTables) {
   }
 }
 
+// Outputs the 16-byte epilogues cannot take: every Hopper TMA kernel hands
+// them to the direct-store kernel; the mma.sync tiles have no twin (their
+// problems fall back) and the kernels that take any output keep them; every
+// Hopper table's kernel has a twin that takes any output.
+TEST(GemmDispatchTable, UnalignedOutputKernels) {
+  for (GemmKernel k : {GemmKernel::kSm90Wide, GemmKernel::kSm90Square, GemmKernel::kSm90Narrow,
+                       GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
+                       GemmKernel::kSm90Wide192}) {
+    EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
+  }
+  for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kFallback, GemmKernel::kSm90Direct, GemmKernel::kSm80Large,
+                       GemmKernel::kSm80Small}) {
+    EXPECT_EQ(detail::unaligned_output_kernel(k), k) << static_cast<int>(k);
+  }
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
+  const auto takes_any_output = [](GemmKernel k) {
+    return k == GemmKernel::kSkinny || k == GemmKernel::kFallback || k == GemmKernel::kSm90Direct;
+  };
+  for (const auto& rule : detail::kSm90Int8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));
+  for (const auto& rule : detail::kSm90Fp8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));
+}
+
 TEST(GemmDispatchTable, EveryShapeHasARule) {
   // The last row of each table takes any shape: no problem is left to the
   // fallback by the table (only by what a kernel cannot take).

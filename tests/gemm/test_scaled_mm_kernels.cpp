@@ -217,21 +217,38 @@ TEST(ScaledMmDispatch, SubMatrixViews) {
   }
 }
 
-// The arguments the TMA epilogue cannot store, with A and B fit for TMA: an
-// N (and output pitch) that is not a multiple of 8, an output pitch padded
-// by an odd count, an output one element into a 16-byte line. On Hopper the
-// direct-store kernel must take them (not the slow fallback), and match the
-// CPU on every element; elsewhere they must still give the CPU's result.
+// A device copy of `host` starting `offset` bytes into its buffer: a vector
+// off its 16-byte line.
+struct ShiftedCopy {
+  CudaBuffer buffer;
+  void* data;
+  ShiftedCopy(const void* host, size_t bytes, size_t offset) : buffer(bytes + offset) {
+    data = static_cast<uint8_t*>(buffer.get()) + offset;
+    cudaMemcpy(data, host, bytes, cudaMemcpyHostToDevice);
+  }
+};
+
+// The arguments the 16-byte epilogues cannot take, with A and B fit for
+// 16-byte loads: an N (and output pitch) that is not a multiple of 8, an
+// output pitch padded by an odd count, an output one element into a 16-byte
+// line, per-channel vectors one element into theirs. On Hopper the
+// direct-store kernel must take the unaligned outputs (not the slow
+// fallback) and the TMA kernels the shifted vectors (their row broadcasts
+// load single elements). Every result must match the CPU on every element.
 TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
   QGEMM_SKIP_WITHOUT_GPU();
   int major = 0;
   QGEMM_TEST_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-  const bool hopper = major == 9 && std::string(cuda_archs()).find("90a") != std::string::npos;
+  const std::string archs = cuda_archs();
+  const bool hopper = major == 9 && archs.find("90a") != std::string::npos;
   struct Shape {
-    int64_t m, n, k, ldo_pad, out_offset;  // out_offset: output elements past a 16-byte boundary
+    int64_t m, n, k, ldo_pad;
+    int64_t out_offset;     // output elements past a 16-byte boundary
+    int64_t vector_offset;  // bias and scale_b elements past theirs
   };
-  const Shape shapes[] = {{17, 1001, 208, 0, 0}, {100, 4095, 80, 0, 0},  {300, 403, 528, 0, 0},
-                          {1000, 250, 256, 0, 0}, {129, 256, 208, 3, 0}, {64, 512, 128, 0, 1}};
+  const Shape shapes[] = {{17, 1001, 208, 0, 0, 0}, {100, 4095, 80, 0, 0, 0}, {300, 403, 528, 0, 0, 0},
+                          {1000, 250, 256, 0, 0, 0}, {129, 256, 208, 3, 0, 0}, {64, 512, 128, 0, 1, 0},
+                          {300, 512, 208, 0, 0, 1}};
   for (const Shape& shape : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
@@ -242,11 +259,19 @@ TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
       GemmProblem p(c, rng);
       DeviceProblem d(p);
       const size_t elem = dtype_size(c.out);
+      const ShiftedCopy bias(p.bias.data(), p.bias.size(), elem * shape.vector_offset);
+      const ShiftedCopy scale_b(p.scale_b.data(), p.scale_b.size() * sizeof(float), sizeof(float) * shape.vector_offset);
       CudaBuffer out_shifted(p.out.size() + elem * shape.out_offset);
-      out_shifted.poison();
       detail::ScaledMmArgs args = d.args(p);
       args.out = static_cast<uint8_t*>(out_shifted.get()) + elem * shape.out_offset;
-      if (hopper) EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Direct) << c.name();
+      args.bias = p.c.bias ? bias.data : nullptr;
+      args.scale_b = static_cast<const float*>(scale_b.data);
+      if (hopper) {
+        const GemmKernel chosen = detail::scaled_mm_cuda_kernel(args);
+        if (shape.vector_offset == 0) EXPECT_EQ(chosen, GemmKernel::kSm90Direct) << c.name();
+        else EXPECT_NE(chosen, GemmKernel::kFallback) << c.name();
+      }
+      out_shifted.poison();
       detail::scaled_mm_cuda(args);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       std::vector<uint8_t> shifted;

@@ -239,6 +239,29 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
+// The kernel that runs where the table's CUTLASS kernel cannot take the
+// output with its 16-byte accesses (N or ldo not a multiple of 8, an output
+// base off a 16-byte line) while A and B still load with them: on Hopper the
+// same mainloop with narrow stores (docs/gemm.md, "Outputs TMA cannot
+// store"; design 014). The mma.sync tiles have no such twin (CUTLASS 2.x's
+// epilogue for int32 accumulators takes only 8- or 16-element accesses), so
+// their problems keep the fallback; the skinny kernel and the fallback take
+// any output already.
+constexpr GemmKernel unaligned_output_kernel(GemmKernel chosen) {
+  switch (chosen) {
+    case GemmKernel::kSm90Wide:
+    case GemmKernel::kSm90Square:
+    case GemmKernel::kSm90Narrow:
+    case GemmKernel::kSm90Small1x2:
+    case GemmKernel::kSm90Small2x1:
+    case GemmKernel::kSm90Narrow2x1:
+    case GemmKernel::kSm90Wide192:
+      return GemmKernel::kSm90Direct;
+    default:
+      return chosen;
+  }
+}
+
 // The Hopper kernels' persistent tile scheduler hands each wave of CTAs a
 // run of output tiles in raster order (along N when there are no more N
 // tiles than M tiles, else along M). With `swizzle` S > 1 (CUTLASS's

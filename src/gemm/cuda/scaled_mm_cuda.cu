@@ -1,8 +1,9 @@
 // CUDA dispatch of the scaled GEMMs: picks the kernel for the device's
 // architecture and the problem from dispatch_table.h, checks what the fast
-// kernels need (aligned pointers, leading dimensions), sends Hopper outputs
-// the TMA epilogue cannot store to the direct-store kernel, and falls back
-// to the portable tiled kernel for everything else — a result, never an error.
+// kernels need (aligned pointers, leading dimensions), sends outputs their
+// 16-byte epilogues cannot store to the same mainloops with narrow stores
+// (unaligned_output_kernel), and falls back to the portable tiled kernel for
+// everything else — a result, never an error.
 // Nothing here allocates or synchronizes: each call enqueues one kernel.
 #include <cstdio>
 #include <cstdlib>
@@ -43,26 +44,38 @@ bool cutlass_can_take(const ScaledMmArgs& args) {
          aligned16(args.out);
 }
 
-// What the direct-store kernel needs: only A and B through TMA (16-byte
-// aligned bases and rows, K a multiple of 16); the output and the vectors
-// may have any pitch and element alignment, N any value.
-bool direct_store_can_take(const ScaledMmArgs& args) {
+// The mma.sync tiles also read the per-channel vectors 16 bytes at a time
+// (sm80_kernel.cuh).
+bool sm80_can_take(const ScaledMmArgs& args) {
+  return cutlass_can_take(args) && aligned16(args.bias) && aligned16(args.azp_adj) &&
+         (!args.scale_b_per_channel || aligned16(args.scale_b));
+}
+
+// What the skinny kernel and kSm90Direct need: A and B loaded 16 bytes at a
+// time (TMA / 16-byte loads: aligned bases and rows, K a multiple of 16);
+// the output and the vectors may have any pitch and element alignment.
+bool operands_aligned(const ScaledMmArgs& args) {
   return args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 && aligned16(args.a) && aligned16(args.b);
 }
 
-bool is_sm90_cutlass(GemmKernel kernel) {
+// Whether `kernel` can take these arguments' layouts (not whether it is built).
+bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
   switch (kernel) {
-    case GemmKernel::kSm90Wide:
-    case GemmKernel::kSm90Square:
-    case GemmKernel::kSm90Narrow:
-    case GemmKernel::kSm90Small1x2:
-    case GemmKernel::kSm90Small2x1:
-    case GemmKernel::kSm90Narrow2x1:
-    case GemmKernel::kSm90Wide192:
-      return true;
-    default:
-      return false;
+    case GemmKernel::kFallback: return true;
+    case GemmKernel::kSkinny:
+    case GemmKernel::kSm90Direct: return operands_aligned(args);
+    case GemmKernel::kSm80Large:
+    case GemmKernel::kSm80Small: return sm80_can_take(args);
+    default: return cutlass_can_take(args);  // the sm90 TMA kernels
   }
+}
+
+// The table's kernel, or where it cannot take the output but the operands
+// fit, its narrow-store twin (unaligned_output_kernel), else the fallback.
+GemmKernel fit_to_layout(GemmKernel chosen, const ScaledMmArgs& args) {
+  if (layout_fits(chosen, args)) return chosen;
+  const GemmKernel twin = unaligned_output_kernel(chosen);
+  return twin != chosen && layout_fits(twin, args) ? twin : GemmKernel::kFallback;
 }
 
 // Runs `kernel` if it is built, fits the device and takes the arguments.
@@ -84,7 +97,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm90Narrow2x1:
     case GemmKernel::kSm90Wide192:
 #if QGEMM_HAS_GEMM_SM90
-      if (info.major != 9 || !cutlass_can_take(args)) return false;
+      if (info.major != 9 || !layout_fits(kernel, args)) return false;
       if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
       // Fast accumulation: every config on int8's tiles has a fast variant;
       // kSm90Wide192 does not (false: the caller falls back).
@@ -99,7 +112,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm90Direct:
 #if QGEMM_HAS_GEMM_SM90
       // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
-      if (info.major != 9 || !direct_store_can_take(args)) return false;
+      if (info.major != 9 || !layout_fits(kernel, args)) return false;
       return bf16 ? sm90_direct_bf16(args, info.sm_count) : sm90_direct_fp16(args, info.sm_count);
 #else
       return false;
@@ -107,13 +120,9 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: {
       // sm_80 (int8) and sm_89 (fp8) code runs on every later GPU (through
-      // its PTX on sm_90). Its row broadcasts load 16-byte vectors
-      // (sm80_kernel.cuh).
+      // its PTX on sm_90).
       const int arch = info.major * 10 + info.minor;
-      if (arch < (int8 ? 80 : 89) || !cutlass_can_take(args) || !aligned16(args.bias) ||
-          !aligned16(args.azp_adj) || (args.scale_b_per_channel && !aligned16(args.scale_b))) {
-        return false;
-      }
+      if (arch < (int8 ? 80 : 89) || !layout_fits(kernel, args)) return false;
       if (int8) {
 #if QGEMM_HAS_GEMM_SM80
         return bf16 ? sm80_int8_bf16(kernel, args) : sm80_int8_fp16(kernel, args);
@@ -142,9 +151,7 @@ GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   // Fast fp8 runs on int8's tiles, so it reads int8's table.
   GemmChoice choice = int8 || args.fp8_fast_accum ? pick(kSm90Int8Rules, args, info) : pick(kSm90Fp8Rules, args, info);
-  if (is_sm90_cutlass(choice.kernel) && !cutlass_can_take(args) && direct_store_can_take(args)) {
-    choice.kernel = GemmKernel::kSm90Direct;
-  }
+  choice.kernel = fit_to_layout(choice.kernel, args);
   if (!int8 && args.fp8_fast_accum) choice.fp8_fast_accum = !fp8_fast_runs_precise(choice.kernel);
   return choice;
 }
@@ -153,9 +160,11 @@ GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
 GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   if (info.major == 9) return choose_sm90(args, info);
-  if (int8 && info.major >= 8) return pick(kSm80Int8Rules, args, info);
-  if (!int8 && info.major * 10 + info.minor >= 89) return pick(kSm89Fp8Rules, args, info);
-  return {GemmKernel::kFallback, args.fp8_fast_accum};
+  GemmChoice choice{GemmKernel::kFallback, args.fp8_fast_accum};
+  if (int8 && info.major >= 8) choice = pick(kSm80Int8Rules, args, info);
+  if (!int8 && info.major * 10 + info.minor >= 89) choice = pick(kSm89Fp8Rules, args, info);
+  choice.kernel = fit_to_layout(choice.kernel, args);
+  return choice;
 }
 
 }  // namespace
@@ -179,18 +188,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
 }
 
 GemmChoice scaled_mm_cuda_choice(const ScaledMmArgs& args) {
-  const CudaDeviceInfo info = cuda_device_info(args.device.index);
-  GemmChoice chosen = choose(args, info);
-  if (chosen.kernel == GemmKernel::kSkinny && !(args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 &&
-                                                aligned16(args.a) && aligned16(args.b))) {
-    chosen.kernel = GemmKernel::kFallback;
-  }
-  if (chosen.kernel == GemmKernel::kSm90Direct && !direct_store_can_take(args)) chosen.kernel = GemmKernel::kFallback;
-  if (chosen.kernel != GemmKernel::kSkinny && chosen.kernel != GemmKernel::kFallback &&
-      chosen.kernel != GemmKernel::kSm90Direct && !cutlass_can_take(args)) {
-    chosen.kernel = GemmKernel::kFallback;
-  }
-  return chosen;
+  return choose(args, cuda_device_info(args.device.index));
 }
 
 GemmKernel scaled_mm_cuda_kernel(const ScaledMmArgs& args) { return scaled_mm_cuda_choice(args).kernel; }
