@@ -1,7 +1,8 @@
 // GPU test of scaled_mm / scaled_mm_azp over the shape grid:
 // M ∈ {1, 2, 3, 7, 16, 17, 33, 64, 100, 128, 255, 256, 1000, 1024, 4096} ×
-// the model (N, K) list plus odd ones (N = 4095, 8184 and 1001 take the
-// direct-store kernel on Hopper above M = 16), for int8 and fp8 inputs. These
+// the model (N, K) list plus odd ones (N = 4095 and 1001 take the
+// direct-store kernel on Hopper above M = 16, N = 8184 — a multiple of 8,
+// not of 16 — the TMA kernels with a clipped last tile), for int8 and fp8. These
 // problems are too large for a full CPU reference, so each run is checked
 //   - on every element for having been written (NaN-poisoned first), and
 //   - on sampled rows (first, last, middle, random) × sampled columns

@@ -228,13 +228,14 @@ struct ShiftedCopy {
   }
 };
 
-// The arguments the 16-byte epilogues cannot take, with A and B fit for
-// 16-byte loads: an N (and output pitch) that is not a multiple of 8, an
-// output pitch padded by an odd count, an output one element into a 16-byte
-// line, per-channel vectors one element into theirs. On Hopper the
-// direct-store kernel must take the unaligned outputs (not the slow
-// fallback) and the TMA kernels the shifted vectors (their row broadcasts
-// load single elements). Every result must match the CPU on every element.
+// Outputs and vectors off the 16-byte grid, with A and B fit for 16-byte
+// loads: an N (and output pitch) that is not a multiple of 8, an output
+// pitch padded by an odd count, an output one element into a 16-byte line
+// — which on Hopper the direct-store kernel must take (not the slow
+// fallback) — and N = 1000 (a multiple of 8, not of 16) and per-channel
+// vectors one element into their line, which the TMA kernels take (TMA
+// clips N; their row broadcasts load single elements). Every result must
+// match the CPU on every element.
 TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
   QGEMM_SKIP_WITHOUT_GPU();
   int major = 0;
@@ -245,10 +246,12 @@ TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
     int64_t m, n, k, ldo_pad;
     int64_t out_offset;     // output elements past a 16-byte boundary
     int64_t vector_offset;  // bias and scale_b elements past theirs
+    bool direct;            // Hopper: the direct-store kernel, else a TMA one
   };
-  const Shape shapes[] = {{17, 1001, 208, 0, 0, 0}, {100, 4095, 80, 0, 0, 0}, {300, 403, 528, 0, 0, 0},
-                          {1000, 250, 256, 0, 0, 0}, {129, 256, 208, 3, 0, 0}, {64, 512, 128, 0, 1, 0},
-                          {300, 512, 208, 0, 0, 1}};
+  const Shape shapes[] = {{17, 1001, 208, 0, 0, 0, true},  {100, 4095, 80, 0, 0, 0, true},
+                          {300, 403, 528, 0, 0, 0, true},  {1000, 250, 256, 0, 0, 0, true},
+                          {129, 256, 208, 3, 0, 0, true},  {64, 512, 128, 0, 1, 0, true},
+                          {300, 1000, 256, 0, 0, 0, false}, {300, 512, 208, 0, 0, 1, false}};
   for (const Shape& shape : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
@@ -268,8 +271,8 @@ TEST(ScaledMmDispatch, UnalignedOutputsRunTheDirectStoreKernelOnHopper) {
       args.scale_b = static_cast<const float*>(scale_b.data);
       if (hopper) {
         const GemmKernel chosen = detail::scaled_mm_cuda_kernel(args);
-        if (shape.vector_offset == 0) EXPECT_EQ(chosen, GemmKernel::kSm90Direct) << c.name();
-        else EXPECT_NE(chosen, GemmKernel::kFallback) << c.name();
+        if (shape.direct) EXPECT_EQ(chosen, GemmKernel::kSm90Direct) << c.name();
+        else EXPECT_TRUE(chosen != GemmKernel::kFallback && chosen != GemmKernel::kSm90Direct) << c.name();
       }
       out_shifted.poison();
       detail::scaled_mm_cuda(args);

@@ -36,26 +36,27 @@ __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t
 
 bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// What every CUTLASS kernel needs: 16-byte aligned bases and leading
-// dimensions (TMA / cp.async), N and K multiples of 16.
-bool cutlass_can_take(const ScaledMmArgs& args) {
-  return args.n % 16 == 0 && args.k % 16 == 0 && args.lda % 16 == 0 &&
-         args.ldb % 16 == 0 && args.ldo % 8 == 0 && aligned16(args.a) && aligned16(args.b) &&
-         aligned16(args.out);
-}
-
-// The mma.sync tiles also read the per-channel vectors 16 bytes at a time
-// (sm80_kernel.cuh).
-bool sm80_can_take(const ScaledMmArgs& args) {
-  return cutlass_can_take(args) && aligned16(args.bias) && aligned16(args.azp_adj) &&
-         (!args.scale_b_per_channel || aligned16(args.scale_b));
-}
-
 // What the skinny kernel and kSm90Direct need: A and B loaded 16 bytes at a
 // time (TMA / 16-byte loads: aligned bases and rows, K a multiple of 16);
 // the output and the vectors may have any pitch and element alignment.
 bool operands_aligned(const ScaledMmArgs& args) {
   return args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 && aligned16(args.a) && aligned16(args.b);
+}
+
+// The Hopper TMA kernels also store D through TMA: a 16-byte aligned base and
+// row pitch (ldo a multiple of 8 16-bit elements) and N a multiple of 8 (the
+// epilogue's 8-element accesses). TMA clips the last tile along N; the row
+// broadcasts load single elements, so the vectors need no alignment.
+bool tma_can_take(const ScaledMmArgs& args) {
+  return operands_aligned(args) && args.n % 8 == 0 && args.ldo % 8 == 0 && aligned16(args.out);
+}
+
+// The mma.sync tiles (CUTLASS 2.x) as tested: N a multiple of 16, 16-byte
+// output accesses, and per-channel vectors read 16 bytes at a time
+// (sm80_kernel.cuh).
+bool sm80_can_take(const ScaledMmArgs& args) {
+  return tma_can_take(args) && args.n % 16 == 0 && aligned16(args.bias) && aligned16(args.azp_adj) &&
+         (!args.scale_b_per_channel || aligned16(args.scale_b));
 }
 
 // Whether `kernel` can take these arguments' layouts (not whether it is built).
@@ -66,7 +67,7 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSm90Direct: return operands_aligned(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
-    default: return cutlass_can_take(args);  // the sm90 TMA kernels
+    default: return tma_can_take(args);  // the sm90 TMA kernels
   }
 }
 
