@@ -239,6 +239,22 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
+// The Hopper CUTLASS kernels that store D through TMA.
+constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::kSm90Wide:
+    case GemmKernel::kSm90Square:
+    case GemmKernel::kSm90Narrow:
+    case GemmKernel::kSm90Small1x2:
+    case GemmKernel::kSm90Small2x1:
+    case GemmKernel::kSm90Narrow2x1:
+    case GemmKernel::kSm90Wide192:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The kernel that runs where the table's CUTLASS kernel cannot take the
 // output with its 16-byte accesses (N or ldo not a multiple of 8, an output
 // base off a 16-byte line) while A and B still load with them: on Hopper the
@@ -248,18 +264,7 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
 // their problems keep the fallback; the skinny kernel and the fallback take
 // any output already.
 constexpr GemmKernel unaligned_output_kernel(GemmKernel chosen) {
-  switch (chosen) {
-    case GemmKernel::kSm90Wide:
-    case GemmKernel::kSm90Square:
-    case GemmKernel::kSm90Narrow:
-    case GemmKernel::kSm90Small1x2:
-    case GemmKernel::kSm90Small2x1:
-    case GemmKernel::kSm90Narrow2x1:
-    case GemmKernel::kSm90Wide192:
-      return GemmKernel::kSm90Direct;
-    default:
-      return chosen;
-  }
+  return is_sm90_tma_kernel(chosen) ? GemmKernel::kSm90Direct : chosen;
 }
 
 // The Hopper kernels' persistent tile scheduler hands each wave of CTAs a

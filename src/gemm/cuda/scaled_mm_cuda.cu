@@ -67,7 +67,7 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSm90Direct: return operands_aligned(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
-    default: return tma_can_take(args);  // the sm90 TMA kernels
+    default: return is_sm90_tma_kernel(kernel) && tma_can_take(args);
   }
 }
 
@@ -83,6 +83,20 @@ GemmKernel fit_to_layout(GemmKernel chosen, const ScaledMmArgs& args) {
 bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   const bool bf16 = args.out_dtype == DType::kBFloat16;
+  if (is_sm90_tma_kernel(kernel)) {
+#if QGEMM_HAS_GEMM_SM90
+    if (info.major != 9 || !layout_fits(kernel, args)) return false;
+    if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
+    // Fast accumulation: every config on int8's tiles has a fast variant;
+    // kSm90Wide192 does not (false: the caller falls back).
+    if (args.fp8_fast_accum) {
+      return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count) : sm90_fp8fast_fp16(kernel, args, info.sm_count);
+    }
+    return bf16 ? sm90_fp8_bf16(kernel, args, info.sm_count) : sm90_fp8_fp16(kernel, args, info.sm_count);
+#else
+    return false;
+#endif
+  }
   switch (kernel) {
     case GemmKernel::kFallback:
       scaled_mm_fallback_cuda(args);
@@ -90,26 +104,6 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     case GemmKernel::kSkinny:
       if (!int8 && info.major * 10 + info.minor < 89) return false;
       return skinny_gemm(args, info.sm_count);
-    case GemmKernel::kSm90Wide:
-    case GemmKernel::kSm90Square:
-    case GemmKernel::kSm90Narrow:
-    case GemmKernel::kSm90Small1x2:
-    case GemmKernel::kSm90Small2x1:
-    case GemmKernel::kSm90Narrow2x1:
-    case GemmKernel::kSm90Wide192:
-#if QGEMM_HAS_GEMM_SM90
-      if (info.major != 9 || !layout_fits(kernel, args)) return false;
-      if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
-      // Fast accumulation: every config on int8's tiles has a fast variant;
-      // kSm90Wide192 does not (false: the caller falls back).
-      if (args.fp8_fast_accum) {
-        return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count)
-                    : sm90_fp8fast_fp16(kernel, args, info.sm_count);
-      }
-      return bf16 ? sm90_fp8_bf16(kernel, args, info.sm_count) : sm90_fp8_fp16(kernel, args, info.sm_count);
-#else
-      return false;
-#endif
     case GemmKernel::kSm90Direct:
 #if QGEMM_HAS_GEMM_SM90
       // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
@@ -135,8 +129,9 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
       }
       return false;
     }
+    default:  // the sm90 TMA kernels, above
+      return false;
   }
-  return false;
 }
 
 template <size_t N>
