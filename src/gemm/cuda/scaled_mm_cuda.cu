@@ -140,9 +140,9 @@ GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Cuda
   return {rule != nullptr ? rule->kernel : GemmKernel::kFallback, args.fp8_fast_accum};
 }
 
-// The Hopper table's choice; a problem whose output (or vectors) the TMA
-// epilogue cannot take goes to the direct-store kernel instead, whose
-// mainloop is the same wgmma one.
+// The Hopper table's choice, fitted to the layout: an output the TMA
+// epilogue cannot store goes to the direct-store kernel, whose mainloop is
+// the same wgmma one.
 GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   // Fast fp8 runs on int8's tiles, so it reads int8's table.
@@ -152,7 +152,8 @@ GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   return choice;
 }
 
-// The table's choice for this problem on this device.
+// The table's choice for this problem on this device, fitted to the layout
+// (fit_to_layout): what scaled_mm_cuda runs where that kernel is built.
 GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const bool int8 = args.input_dtype == DType::kInt8;
   if (info.major == 9) return choose_sm90(args, info);
