@@ -201,13 +201,15 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Wide192}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
-  for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kFallback, GemmKernel::kSm90Direct, GemmKernel::kSm80Large,
-                       GemmKernel::kSm80Small}) {
+  for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,
+                       GemmKernel::kSm90Direct, GemmKernel::kSm80Large, GemmKernel::kSm80Small}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), k) << static_cast<int>(k);
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SkinnyStream));
   const auto takes_any_output = [](GemmKernel k) {
-    return k == GemmKernel::kSkinny || k == GemmKernel::kFallback || k == GemmKernel::kSm90Direct;
+    return k == GemmKernel::kSkinny || k == GemmKernel::kSm90SkinnyStream || k == GemmKernel::kFallback ||
+           k == GemmKernel::kSm90Direct;
   };
   for (const auto& rule : detail::kSm90Int8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));
   for (const auto& rule : detail::kSm90Fp8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));

@@ -102,6 +102,15 @@ bool sm89_fp8_expected() {
   return major * 10 + minor >= 89 && archs.find(";89;") != std::string::npos;
 }
 
+// Whether the Hopper decode kernel must run here: built for sm_90a and a
+// compute capability 9.0 GPU.
+bool sm90_stream_expected() {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  const std::string archs = std::string(";") + cuda_archs() + ";";
+  return major == 9 && archs.find(";90a;") != std::string::npos;
+}
+
 TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   const KernelCase& kc = GetParam();
   int ran_int8 = 0, ran_fp8 = 0;
@@ -120,6 +129,10 @@ TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   if (mma_sync_tile && ran_int8 > 0 && sm89_fp8_expected()) {
     EXPECT_GT(ran_fp8, 0) << "the sm89 fp8 build of " << detail::gemm_kernel_name(kc.kernel) << " did not run";
   }
+  if (kc.kernel == GemmKernel::kSm90SkinnyStream && sm90_stream_expected()) {
+    EXPECT_EQ(ran_int8 + ran_fp8, static_cast<int>(epilogue_cases(kc.m, kc.n, kc.k).size()))
+        << "the Hopper decode kernel refused a case it must take";
+  }
   if (ran_int8 + ran_fp8 == 0) GTEST_SKIP() << detail::gemm_kernel_name(kc.kernel) << " does not run on this GPU";
 }
 
@@ -131,8 +144,22 @@ std::vector<KernelCase> kernel_cases() {
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
-                                GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct};
+                                GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
+                                GemmKernel::kSm90SkinnyStream};
   for (GemmKernel kernel : kernels) {
+    if (kernel == GemmKernel::kSm90SkinnyStream) {
+      // M ≤ 16 only, M on both sides of 8 (transposed / plain). K: one
+      // partial stage (80), a 16-byte tail past whole 1024-byte stages
+      // (1040, 8208), stages past the 8-deep ring so slots are reused within
+      // a tile (8208, 16400) and across tiles (N = 8192: 512 tiles on ≤ 132
+      // CTAs); N below, at and past one 16-row tile, odd N (rows past N copy
+      // row N − 1).
+      const int64_t stream[][3] = {{1, 48, 80},    {16, 272, 208},  {3, 136, 8208}, {9, 40, 2064},
+                                   {16, 72, 1040}, {5, 8192, 208},  {16, 8192, 1040}, {8, 1, 16400},
+                                   {2, 4095, 4096}, {13, 1001, 3088}, {7, 17, 16}};
+      for (const auto& s : stream) cases.push_back({kernel, s[0], s[1], s[2]});
+      continue;
+    }
     const bool skinny = kernel == GemmKernel::kSkinny;
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{1, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};

@@ -260,7 +260,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
 
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
   Handles handles(stream);
-  const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny,        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
+  const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny,        GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
                                       GemmKernel::kSm90Narrow,    GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Square,
                                       GemmKernel::kSm90Wide,      GemmKernel::kSm90Wide192,   GemmKernel::kSm80Small,
                                       GemmKernel::kSm80Large,     GemmKernel::kSm90Direct,    GemmKernel::kFallback};

@@ -224,9 +224,9 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 // confirmed them. This says where the chosen kernel runs precise instead
 // (kFast permits the faster mode; where the precise kernel is faster, it
 // runs, with its precise result):
-//   - the skinny kernel (M ≤ 16) has no fast mode: each mma.sync m16n8k32
-//     returns its sum to an fp32 register every 32 products, finer than the
-//     precise wgmma mainloop's promotion;
+//   - the skinny kernels (M ≤ 16; on sm_90 also kSm90SkinnyStream) have no
+//     fast mode: each mma.sync m16n8k32 returns its sum to an fp32 register
+//     every 32 products, finer than the precise wgmma mainloop's promotion;
 //   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144):
 //     the int8 tile has no fast fp8 variant; precise fp8 runs it as its
 //     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),
@@ -236,7 +236,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //   - kSm90Direct (outputs the TMA epilogue cannot store): built precise
 //     only, one kernel per output dtype, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
-  return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
+  return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
+         kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.

@@ -27,8 +27,10 @@ enum class GemmKernel : uint8_t {
   kSm80Small,  // 64×128×64, 4 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
   kSm90Direct,  // outputs TMA cannot store (N or ldo not a multiple of 8, unaligned out): kSm90Square's
                 // tile (precise fp8: its 64×128) with the direct-store epilogue; A and B still through TMA
+  kSm90SkinnyStream,  // skinny_stream_sm90.cu: M ≤ 16 on sm_90, kSkinny's tiles and MMAs with the weight
+                      // streamed into shared memory by bulk copies (a producer warp, 8 stages)
 };
-constexpr int kGemmKernelCount = 12;
+constexpr int kGemmKernelCount = 13;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -54,6 +56,8 @@ bool sm80_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm89_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args);
 bool sm89_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
+// kSm90SkinnyStream (QGEMM_HAS_GEMM_SKINNY_SM90): M ≤ 16, int8 or fp8.
+bool skinny_stream_sm90(const ScaledMmArgs& args);
 
 // The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which
 // the dispatch table's skinny_tiles_ragged counts: 16-column tiles, and the

@@ -65,6 +65,7 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kFallback: return true;
     case GemmKernel::kSkinny:
     case GemmKernel::kSm90Direct: return operands_aligned(args);
+    case GemmKernel::kSm90SkinnyStream: return args.m <= 16 && operands_aligned(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
     default: return is_sm90_tma_kernel(kernel) && tma_can_take(args);
@@ -109,6 +110,13 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
       // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
       if (info.major != 9 || !layout_fits(kernel, args)) return false;
       return bf16 ? sm90_direct_bf16(args, info.sm_count) : sm90_direct_fp16(args, info.sm_count);
+#else
+      return false;
+#endif
+    case GemmKernel::kSm90SkinnyStream:
+#if QGEMM_HAS_GEMM_SKINNY_SM90
+      if (info.major != 9 || !layout_fits(kernel, args)) return false;
+      return skinny_stream_sm90(args);
 #else
       return false;
 #endif
@@ -170,6 +178,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
   switch (kernel) {
     case GemmKernel::kFallback: return "fallback";
     case GemmKernel::kSkinny: return "skinny";
+    case GemmKernel::kSm90SkinnyStream: return "sm90-skinny-stream";
     case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
     case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
     case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";

@@ -31,7 +31,9 @@
 // on sm_90, which lowers each e4m3 m16n8k32 to F2FP conversions and two
 // HMMA.16816, half of those too.
 //
-// Epilogue: gemm/epilogue_math.h, as in the CPU backend and the fallback.
+// Epilogue: gemm/epilogue_math.h, as in the CPU backend and the fallback
+// (skinny_common.cuh). On sm_90, M ≤ 16 runs skinny_stream_sm90.cu, whose
+// weight stages arrive in shared memory by bulk copies.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -42,36 +44,15 @@
 #include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
 #include "core/cuda_kernel_info.h"
-#include "core/numeric.h"
 #include "gemm/cuda/kernels.h"
-#include "gemm/epilogue_math.h"
+#include "gemm/cuda/skinny_common.cuh"
 
 namespace qgemm::detail {
 namespace {
 
-constexpr int kChunk = 64;  // K elements per warp iteration (16 bytes per lane)
+using skinny::mma_16x8x32;
 
-template <bool kFp8>
-__device__ __forceinline__ void mma_16x8x32(uint32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                            uint32_t a3, uint32_t b0, uint32_t b1) {
-  if constexpr (!kFp8) {
-    asm(
-        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-    __trap();  // the dispatcher never picks fp8 below sm_89
-#endif
-  }
-}
+constexpr int kChunk = 64;  // K elements per warp iteration (16 bytes per lane)
 
 // 16 bytes at p when `valid`, else zeros (an absent row, column or K tail).
 __device__ __forceinline__ uint4 load16(const uint8_t* p, bool valid) {
@@ -112,8 +93,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
   // fragment at a time; transposed, all tokens at once.
   constexpr int kRows = kTransposed ? 8 * kNTiles : 16;
   static_assert(kRows <= 16, "at most 16 tokens per reduction pass");
-  using Acc = std::conditional_t<kFp8, float, int32_t>;
-  __shared__ Acc partial[kWarps][kRows][kColumns + 1];
+  __shared__ skinny::Acc<kFp8> partial[kWarps][kRows][kColumns + 1];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -236,53 +216,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) skinny_gemm_kernel(co
         if (!kTransposed && f != pass) continue;
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int mma_row = 16 * f + g + 8 * (r / 2), mma_col = 8 * j + 2 * t + r % 2;
-            Acc value;
-            if constexpr (kFp8) value = __uint_as_float(acc[f][j][r]);
-            else value = static_cast<int32_t>(acc[f][j][r]);
-            if constexpr (kTransposed) partial[warp][mma_col][mma_row] = value;
-            else partial[warp][mma_row - 16 * f][mma_col] = value;
-          }
+          skinny::put_partials<kFp8, kTransposed>(partial[warp], acc[f][j], kTransposed ? 16 * f : 0, 8 * j, lane);
         }
       }
       __syncthreads();
-      for (int idx = threadIdx.x; idx < kRows * kColumns; idx += kThreads) {
-        const int row_in = idx / kColumns, col_in = idx % kColumns;
-        const int64_t row = token0 + row_in, col = n0 + col_in;
-        if (row >= args.m || col >= args.n) continue;
-        Acc sum = partial[0][row_in][col_in];
-#pragma unroll
-        for (int w = 1; w < kWarps; ++w) {
-          if constexpr (kFp8) sum = __fadd_rn(sum, partial[w][row_in][col_in]);
-          else
-            sum = static_cast<int32_t>(static_cast<uint32_t>(sum) +
-                                       static_cast<uint32_t>(partial[w][row_in][col_in]));
-        }
-        float accumulator;
-        if constexpr (kFp8) {
-          accumulator = sum;
-        } else {
-          uint32_t corrected = static_cast<uint32_t>(sum);
-          if (args.azp_adj != nullptr) {
-            const uint32_t zero_point = static_cast<uint32_t>(args.azp ? args.azp[row] : 1);
-            corrected -= zero_point * static_cast<uint32_t>(args.azp_adj[col]);
-          }
-          accumulator = static_cast<float>(static_cast<int32_t>(corrected));
-        }
-        const bool bf16 = args.out_dtype == DType::kBFloat16;
-        const float sa = args.scale_a[args.scale_a_per_token ? row : 0];
-        const float sb = args.scale_b[args.scale_b_per_channel ? col : 0];
-        float bias = 0.0f;
-        if (args.bias != nullptr) {
-          const uint16_t bits = static_cast<const uint16_t*>(args.bias)[col];
-          bias = bf16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
-        }
-        const float value = dequant_epilogue(accumulator, sa, sb, bias, args.bias != nullptr);
-        static_cast<uint16_t*>(args.out)[row * args.ldo + col] =
-            bf16 ? numeric::float_to_bf16_bits(value) : numeric::float_to_fp16_bits(value);
-      }
+      skinny::store_partial_sums<kFp8, kWarps, kRows, kColumns>(args, partial, token0, n0, threadIdx.x, kThreads);
       __syncthreads();
     }
     if (!has_next) break;

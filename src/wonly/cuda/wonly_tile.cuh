@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/cuda_smem.cuh"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_split_k.cuh"
 
@@ -23,10 +24,6 @@ namespace qgemm::detail::wonly {
 constexpr int kTileThreads = 256;
 constexpr int kTileRows = 128;  // kBN
 constexpr int kTileK = 64;      // kBK
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // 16 bytes (L2 only) to shared address `dst`, or zeros when !fill (src must
 // still be a valid address).

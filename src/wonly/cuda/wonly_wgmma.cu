@@ -71,6 +71,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_launch.cuh"
+#include "core/cuda_mbarrier.cuh"
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -129,19 +130,12 @@ __device__ __forceinline__ uint64_t act_descriptor(uint32_t smem_addr) {
   return (uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 16) | ((smem_addr & 0x3ffff) >> 4);
 }
 
-// The activation tile's TMA copy and its mbarrier (one per ring slot): thread
-// 0 announces the tile's bytes and starts the copy; every thread waits for
-// the barrier's phase before the tile's wgmmas read it. The tensor map
+// The activation tile's TMA copy and its mbarrier (one per ring slot; the
+// barriers: core/cuda_mbarrier.cuh): thread 0 announces the tile's bytes and
+// starts the copy; every thread waits for the barrier's phase before the
+// tile's wgmmas read it. The tensor map
 // (host: activation_map) has the 128-byte swizzle the descriptor reads, and
 // fills tokens past M and k past K with zeros.
-__device__ __forceinline__ void mbarrier_init(uint32_t bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
-}
-
-__device__ __forceinline__ void mbarrier_expect_bytes(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map, int x, int y, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
@@ -154,18 +148,6 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap& map
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(&map)), "r"(x), "r"(y), "r"(z), "r"(w), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
       : "memory");
 }
 
@@ -415,8 +397,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     };
     if (producer && first_part) {
 #pragma unroll
-      for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s);
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+      for (int s = 0; s < kStages; ++s) mbarrier_init(bars + 8 * s, 1);
+      mbarrier_init_fence();  // visible to the TMA unit
     }
     first_part = false;
     // Everything k tile `k_tile` needs into ring slot `into` (the caller commits).

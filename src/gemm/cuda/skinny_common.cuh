@@ -1,0 +1,111 @@
+// skinny_common.cuh — what the two skinny (M ≤ 64) kernels share: the
+// m16n8k32 MMA on 8-bit inputs, the placement of a warp's accumulators in
+// the CTA's partial-sum tile, and the epilogue that adds the warps' partial
+// sums in a fixed order and stores the dequantized outputs.
+//   skinny_gemm.cu         — register ring of 16-byte loads, sm_80+
+//   skinny_stream_sm90.cu  — shared-memory stages filled by bulk copies, sm_90
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/numeric.h"
+#include "gemm/epilogue_math.h"
+#include "gemm/scaled_mm_args.h"
+
+namespace qgemm::detail::skinny {
+
+template <bool kFp8>
+__device__ __forceinline__ void mma_16x8x32(uint32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                            uint32_t a3, uint32_t b0, uint32_t b1) {
+  if constexpr (!kFp8) {
+    asm(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    __trap();  // the dispatcher never picks fp8 below sm_89
+#endif
+  }
+}
+
+// The accumulator type: exact int32 sums for int8, fp32 for fp8.
+template <bool kFp8>
+using Acc = std::conditional_t<kFp8, float, int32_t>;
+
+// One 16×8 MMA tile of accumulators (C layout: c0, c1 at MMA row g, columns
+// 2t, 2t+1; c2, c3 at row g + 8) into this warp's partial-sum tile, whose
+// rows are tokens and columns output columns: plain, the MMA's rows are
+// tokens (row0 = 16·fragment − the pass's first token), its columns output
+// columns; transposed (kTransposed), the MMA's rows are output columns.
+template <bool kFp8, bool kTransposed, int kRows, int kPitch>
+__device__ __forceinline__ void put_partials(Acc<kFp8> (&partial)[kRows][kPitch], const uint32_t (&acc)[4],
+                                             int mma_row0, int mma_col0, int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int mma_row = mma_row0 + g + 8 * (r / 2), mma_col = mma_col0 + 2 * t + r % 2;
+    Acc<kFp8> value;
+    if constexpr (kFp8) value = __uint_as_float(acc[r]);
+    else value = static_cast<int32_t>(acc[r]);
+    if constexpr (kTransposed) partial[mma_col][mma_row] = value;
+    else partial[mma_row][mma_col] = value;
+  }
+}
+
+// Thread `thread` of `threads`: sums the kWarps partial-sum tiles of tokens
+// token0 + [0, kRows) × columns n0 + [0, kColumns) in warp order
+// (deterministic; int8 exactly, with wrap-around as the MMA's own sums),
+// subtracts the zero-point term, applies the epilogue of
+// gemm/epilogue_math.h and stores the rows and columns inside M × N.
+template <bool kFp8, int kWarps, int kRows, int kColumns>
+__device__ __forceinline__ void store_partial_sums(const ScaledMmArgs& args,
+                                                   const Acc<kFp8> (&partial)[kWarps][kRows][kColumns + 1],
+                                                   int64_t token0, int64_t n0, int thread, int threads) {
+  for (int idx = thread; idx < kRows * kColumns; idx += threads) {
+    const int row_in = idx / kColumns, col_in = idx % kColumns;
+    const int64_t row = token0 + row_in, col = n0 + col_in;
+    if (row >= args.m || col >= args.n) continue;
+    Acc<kFp8> sum = partial[0][row_in][col_in];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) {
+      if constexpr (kFp8) sum = __fadd_rn(sum, partial[w][row_in][col_in]);
+      else
+        sum = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(partial[w][row_in][col_in]));
+    }
+    float accumulator;
+    if constexpr (kFp8) {
+      accumulator = sum;
+    } else {
+      uint32_t corrected = static_cast<uint32_t>(sum);
+      if (args.azp_adj != nullptr) {
+        const uint32_t zero_point = static_cast<uint32_t>(args.azp ? args.azp[row] : 1);
+        corrected -= zero_point * static_cast<uint32_t>(args.azp_adj[col]);
+      }
+      accumulator = static_cast<float>(static_cast<int32_t>(corrected));
+    }
+    const bool bf16 = args.out_dtype == DType::kBFloat16;
+    const float sa = args.scale_a[args.scale_a_per_token ? row : 0];
+    const float sb = args.scale_b[args.scale_b_per_channel ? col : 0];
+    float bias = 0.0f;
+    if (args.bias != nullptr) {
+      const uint16_t bits = static_cast<const uint16_t*>(args.bias)[col];
+      bias = bf16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
+    }
+    const float value = dequant_epilogue(accumulator, sa, sb, bias, args.bias != nullptr);
+    static_cast<uint16_t*>(args.out)[row * args.ldo + col] =
+        bf16 ? numeric::float_to_bf16_bits(value) : numeric::float_to_fp16_bits(value);
+  }
+}
+
+}  // namespace qgemm::detail::skinny

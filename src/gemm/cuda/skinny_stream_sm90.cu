@@ -1,0 +1,238 @@
+// Decode scaled GEMM for Hopper (M ≤ 16, sm_90): the skinny kernel's tiles
+// and MMAs (skinny_gemm.cu), with the weight streamed into shared memory by
+// bulk asynchronous copies instead of register loads, so the bytes in flight
+// are set by the shared memory, not by the registers.
+//
+// Why: the register-ring kernel keeps 2–4 chunks (16 bytes × 2 columns) per
+// lane in flight, ~16–32 KB per SM. A decode GEMM on a small weight
+// (4096×4096: 16 MB, 124 KB per SM) then needs several round trips of DRAM
+// latency per SM and reached 45–62 % of copy bandwidth there. Here one
+// producer warp keeps kStages stages of 16 weight rows × kStageK bytes
+// (136 KB per SM) requested, and refills each as soon as the consumers have
+// read it — across tile boundaries, so a tile's reduction and epilogue do
+// not drain the pipe.
+//
+// CTA: 8 consumer warps + 1 producer warp, one CTA per SM (persistent over
+// the N/16 column tiles: tile blockIdx.x, + gridDim.x, …). Stage s of a tile
+// holds bytes [s·kStageK, (s+1)·kStageK) of K of its 16 weight rows, row r
+// at r·kRowPitch (pitch kStageK + 64: the 16-byte reads of rows g and g + 8
+// by lanes (g, t) fall in distinct banks per quarter warp):
+//
+//   producer (lane r < 16):  wait empty[slot] → (lane 0) expect 16·bytes on
+//                            full[slot] → cp.async.bulk row r's K slice
+//   consumer warp w:         wait full[slot] → for its two 64-element chunks
+//                            c = w, w + 8 of the stage: rows g, g + 8 from
+//                            shared memory, token rows from global (L1/L2) →
+//                            MMAs → arrive on empty[slot]
+//
+// The MMAs, their word order and the transposed form for M ≤ 8 are the
+// register-ring kernel's (skinny_gemm.cu's file comment): a lane's 16 bytes
+// of a weight row and of a token are the same k, whichever operand they
+// feed. After a tile's last stage the consumer warps add their partial sums
+// in shared memory in warp order (skinny_common.cuh) while the producer
+// already fills the next tile's stages.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/cuda_check.h"
+#include "core/cuda_device_info.h"
+#include "core/cuda_kernel_info.h"
+#include "core/cuda_launch.cuh"
+#include "core/cuda_mbarrier.cuh"
+#include "gemm/cuda/kernels.h"
+#include "gemm/cuda/skinny_common.cuh"
+
+namespace qgemm::detail {
+namespace {
+
+constexpr int kColumns = kSkinnyDecodeColumns;  // 16 weight rows (output columns) per tile
+constexpr int kStageK = 1024;                   // K bytes per weight row per stage
+constexpr int kRowPitch = kStageK + 64;         // shared-memory bytes per row of a stage
+constexpr int kStageBytes = kColumns * kRowPitch;
+constexpr int kStages = 8;  // 136 KB of weight stages: one CTA per SM
+constexpr int kConsumerWarps = 8;
+constexpr int kThreads = (kConsumerWarps + 1) * 32;
+constexpr int kChunk = 64;  // K elements per MMA pair (16 bytes per lane)
+constexpr int kChunksPerWarp = kStageK / kChunk / kConsumerWarps;
+static_assert(kChunksPerWarp * kChunk * kConsumerWarps == kStageK, "a stage splits evenly over the consumer warps");
+// Named barrier 1 (0 is __syncthreads) over the consumer warps only.
+constexpr int kConsumerBarrier = 1;
+
+template <bool kTransposed>
+constexpr int kPartialRows = kTransposed ? 8 : 16;  // tokens per tile
+
+template <bool kTransposed, bool kFp8>
+struct SharedStorage {
+  uint8_t stages[kStages][kStageBytes];
+  uint64_t full[kStages];   // the stage's bytes have landed
+  uint64_t empty[kStages];  // every consumer warp has read the stage
+  skinny::Acc<kFp8> partial[kConsumerWarps][kPartialRows<kTransposed>][kColumns + 1];
+};
+
+__device__ __forceinline__ void consumer_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kConsumerWarps * 32) : "memory");
+}
+
+template <bool kTransposed, bool kFp8>
+__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args) {
+  wait_for_preceding_grids();
+  allow_dependent_launch();
+  extern __shared__ __align__(128) uint8_t smem_raw[];
+  auto& smem = *reinterpret_cast<SharedStorage<kTransposed, kFp8>*>(smem_raw);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(smem_address(&smem.full[s]), 1);
+      mbarrier_init(smem_address(&smem.empty[s]), kConsumerWarps);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int64_t tiles = (args.n + kColumns - 1) / kColumns;
+  const int k_stages = static_cast<int>((args.k + kStageK - 1) / kStageK);
+  const auto* b = static_cast<const uint8_t*>(args.b);
+
+  if (warp == kConsumerWarps) {
+    // Producer: lane r < 16 copies weight row r of each stage (rows past N
+    // copy row N − 1: their outputs are never stored).
+    const uint64_t policy = l2_evict_first_policy();
+    uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int64_t row = std::min<int64_t>(tile * kColumns + lane, args.n - 1);
+      const uint8_t* src = b + row * args.ldb;
+      for (int s = 0; s < k_stages; ++s, ++it) {
+        const uint32_t slot = it % kStages;
+        mbarrier_wait(smem_address(&smem.empty[slot]), ((it / kStages) & 1u) ^ 1u);
+        const auto bytes = static_cast<uint32_t>(std::min<int64_t>(kStageK, args.k - int64_t{s} * kStageK));
+        const uint32_t full = smem_address(&smem.full[slot]);
+        if (lane == 0) mbarrier_expect_bytes(full, kColumns * bytes);
+        __syncwarp();
+        if (lane < kColumns) {
+          bulk_copy_to_shared(smem_address(&smem.stages[slot][lane * kRowPitch]), src + int64_t{s} * kStageK, bytes,
+                              full, policy);
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumers. Lane (g, t) multiplies 16 bytes at k = stage k0 + 64·chunk +
+  // 16·t of weight rows g and g + 8 and of token g (transposed) or tokens g
+  // and g + 8 (plain); tokens past M read token 0 with zeros.
+  const int g = lane / 4, t = lane % 4;
+  constexpr int kTokenRows = kTransposed ? 1 : 2;
+  const auto* a = static_cast<const uint8_t*>(args.a);
+  const uint8_t* token[kTokenRows];
+  bool token_ok[kTokenRows];
+#pragma unroll
+  for (int h = 0; h < kTokenRows; ++h) {
+    const int64_t row = g + 8 * h;
+    token_ok[h] = row < args.m;
+    token[h] = a + (token_ok[h] ? row : 0) * args.lda + 16 * t;
+  }
+  // This warp's tokens for stage s (k offsets w·64 + 8·64·c within it).
+  auto load_tokens = [&](int s, uint4 (&dst)[kChunksPerWarp][kTokenRows]) {
+#pragma unroll
+    for (int c = 0; c < kChunksPerWarp; ++c) {
+      const int64_t k0 = int64_t{s} * kStageK + (c * kConsumerWarps + warp) * kChunk;
+      const bool k_ok = k0 + 16 * t < args.k;  // K % 16 == 0: a lane's 16 bytes are all in or all out
+#pragma unroll
+      for (int h = 0; h < kTokenRows; ++h) {
+        dst[c][h] = k_ok && token_ok[h] ? __ldg(reinterpret_cast<const uint4*>(token[h] + k0)) : make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+
+  uint32_t it = 0;
+  uint4 tokens[kChunksPerWarp][kTokenRows];
+  load_tokens(0, tokens);
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    constexpr int kNTiles = kTransposed ? 1 : 2;
+    uint32_t acc[kNTiles][4] = {};
+    for (int s = 0; s < k_stages; ++s, ++it) {
+      // The next stage's tokens (the next tile's first, after the last) are
+      // loaded before this stage is waited for and multiplied.
+      uint4 next[kChunksPerWarp][kTokenRows];
+      load_tokens(s + 1 < k_stages ? s + 1 : 0, next);
+      const uint32_t slot = it % kStages;
+      mbarrier_wait(smem_address(&smem.full[slot]), (it / kStages) & 1u);
+      const uint8_t* stage = smem.stages[slot];
+#pragma unroll
+      for (int c = 0; c < kChunksPerWarp; ++c) {
+        const int kk = (c * kConsumerWarps + warp) * kChunk + 16 * t;
+        // Bytes past K hold an earlier stage's data (or none yet): zeros
+        // instead, on both sides (an fp8 NaN times zero is NaN).
+        const bool k_ok = int64_t{s} * kStageK + kk < args.k;
+        const uint4 zero = make_uint4(0, 0, 0, 0);
+        const uint4 lo = k_ok ? *reinterpret_cast<const uint4*>(stage + g * kRowPitch + kk) : zero;
+        const uint4 hi = k_ok ? *reinterpret_cast<const uint4*>(stage + (g + 8) * kRowPitch + kk) : zero;
+        if constexpr (kTransposed) {
+          // Dᵀ tile: weight rows g, g + 8 are the MMA's rows, token g its column.
+          const uint4 x = tokens[c][0];
+          skinny::mma_16x8x32<kFp8>(acc[0], lo.x, hi.x, lo.y, hi.y, x.x, x.y);
+          skinny::mma_16x8x32<kFp8>(acc[0], lo.z, hi.z, lo.w, hi.w, x.z, x.w);
+        } else {
+          // D tile: tokens g, g + 8 are the MMA's rows, weight row g (n tile
+          // 0) or g + 8 (n tile 1) its column.
+          const uint4 x = tokens[c][0], y = tokens[c][1];
+          skinny::mma_16x8x32<kFp8>(acc[0], x.x, y.x, x.y, y.y, lo.x, lo.y);
+          skinny::mma_16x8x32<kFp8>(acc[0], x.z, y.z, x.w, y.w, lo.z, lo.w);
+          skinny::mma_16x8x32<kFp8>(acc[1], x.x, y.x, x.y, y.y, hi.x, hi.y);
+          skinny::mma_16x8x32<kFp8>(acc[1], x.z, y.z, x.w, y.w, hi.z, hi.w);
+        }
+      }
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(smem_address(&smem.empty[slot]));
+#pragma unroll
+      for (int c = 0; c < kChunksPerWarp; ++c)
+#pragma unroll
+        for (int h = 0; h < kTokenRows; ++h) tokens[c][h] = next[c][h];
+    }
+
+    // The tile's partial sums, added over the warps in order, then the epilogue.
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j) {
+      skinny::put_partials<kFp8, kTransposed>(smem.partial[warp], acc[j], 0, 8 * j, lane);
+    }
+    consumer_sync();
+    skinny::store_partial_sums<kFp8, kConsumerWarps, kPartialRows<kTransposed>, kColumns>(
+        args, smem.partial, 0, tile * kColumns, threadIdx.x, kConsumerWarps * 32);
+    consumer_sync();  // the sums are read before the next tile's partials overwrite them
+  }
+}
+
+template <bool kTransposed, bool kFp8>
+void launch(const ScaledMmArgs& args) {
+  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
+  const int64_t tiles = (args.n + kColumns - 1) / kColumns;
+  const int64_t ctas = std::min(tiles, info.resident_ctas);
+  launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
+                    args.device.index, args);
+}
+
+}  // namespace
+
+bool skinny_stream_sm90(const ScaledMmArgs& args) {
+  // Bulk copies: 16-byte aligned rows and bases, K a multiple of 16 (and
+  // the 16-byte token loads, as the register-ring kernel).
+  const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (args.m > 16 || args.k % 16 != 0 || args.lda % 16 != 0 || args.ldb % 16 != 0 || !aligned16(args.a) ||
+      !aligned16(args.b)) {
+    return false;
+  }
+  const bool fp8 = args.input_dtype != DType::kInt8;
+  if (args.m <= kSkinnyDecodeTransposedMaxM) {
+    fp8 ? launch<true, true>(args) : launch<true, false>(args);
+  } else {
+    fp8 ? launch<false, true>(args) : launch<false, false>(args);
+  }
+  QGEMM_CUDA_CHECK(cudaGetLastError());
+  return true;
+}
+
+}  // namespace qgemm::detail
