@@ -21,14 +21,13 @@ struct Pick {
   bool precise = false;  // fp8 fast accumulation only: the precise kernel runs
 };
 
-// `fp8`: the inputs are fp8. `fast`: the picks are fp8 fast accumulation's
-// (int8's table read for fp8, precise where fp8_fast_runs_precise says), and
-// `precise` is checked too.
+// `fast`: the picks are fp8 fast accumulation's (int8's table read for fp8,
+// precise where fp8_fast_runs_precise says), and `precise` is checked too.
 template <size_t N>
-void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table, bool fp8,
+void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table,
                   bool fast = false) {
   for (const Pick& p : picks) {
-    const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms, fp8);
+    const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
     ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
     EXPECT_EQ(rule->kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
     if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(rule->kernel), p.precise) << p.m << "x" << p.n;
@@ -50,43 +49,21 @@ TEST(GemmDispatchTable, WavePredicates) {
   // 128×256 tiles with a less than half full last wave (1024×6144: 192 tiles).
   EXPECT_TRUE(detail::ragged_last_wave(1024, 6144, kH100Sms));
   EXPECT_FALSE(detail::ragged_last_wave(1024, 8192, kH100Sms));
-  // fp8 at M = 9–16: the skinny kernel's 16-column tiles in 1–1.5 rounds of
-  // its 396 wide CTAs, with 64×64 tiles in one wave: N = 6352 … 8448 (397 …
-  // 528 tiles).
-  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 6336, kH100Sms, true));  // 396 tiles: one round
-  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 6352, kH100Sms, true));
-  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 8192, kH100Sms, true));
-  EXPECT_TRUE(detail::skinny_tiles_ragged(9, 8192, kH100Sms, true));
-  EXPECT_TRUE(detail::skinny_tiles_ragged(16, 8448, kH100Sms, true));
-  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8464, kH100Sms, true));  // 64×64 tiles: two waves
-  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 10240, kH100Sms, true));  // 640 tiles: 1.6 rounds
-  // 4 wide CTAs per SM (the transposed M ≤ 8 kernels, plain int8): as many
-  // as the 16-column tiles wherever 64×64 tiles fit one wave (N/16 = 4·N/64):
-  // never ragged, on any SM count.
-  EXPECT_FALSE(detail::skinny_tiles_ragged(8, 8192, kH100Sms, true));  // 512 tiles: one round of 528
-  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8192, kH100Sms, false));
-  for (int sms : {100, 108, 128, 132, 142}) {
-    for (int64_t n = 16; n <= 16384; n += 16) {
-      EXPECT_FALSE(detail::skinny_tiles_ragged(8, n, sms, true)) << sms << " " << n;
-      EXPECT_FALSE(detail::skinny_tiles_ragged(16, n, sms, false)) << sms << " " << n;
-    }
-  }
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
-  EXPECT_FALSE(detail::skinny_tiles_ragged(16, 8192, 0, true));
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
   expect_picks(detail::kSm90Int8Rules,
-               {{1, 4096, GemmKernel::kSkinny},
-                {16, 57344, GemmKernel::kSkinny},
-                {16, 6144, GemmKernel::kSkinny},
-                {16, 10240, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSkinny},
-                {8, 8192, GemmKernel::kSkinny},
-                {9, 8192, GemmKernel::kSkinny},
-                {16, 8192, GemmKernel::kSkinny},
+               {{1, 4096, GemmKernel::kSm90SkinnyStream},
+                {16, 57344, GemmKernel::kSm90SkinnyStream},
+                {16, 6144, GemmKernel::kSm90SkinnyStream},
+                {16, 10240, GemmKernel::kSm90SkinnyStream},
+                {1, 8192, GemmKernel::kSm90SkinnyStream},
+                {8, 8192, GemmKernel::kSm90SkinnyStream},
+                {9, 8192, GemmKernel::kSm90SkinnyStream},
+                {16, 8192, GemmKernel::kSm90SkinnyStream},
                 {17, 4096, GemmKernel::kSm90Small1x2},
                 {64, 8192, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
@@ -110,14 +87,14 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {1024, 6144, GemmKernel::kSm90Square},
                 {1024, 8192, GemmKernel::kSm90Wide},
                 {8192, 8192, GemmKernel::kSm90Wide}},
-               "int8", false);
+               "int8");
 }
 
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
-               {{16, 4096, GemmKernel::kSkinny},
-                {1, 8192, GemmKernel::kSkinny},
-                {16, 8192, GemmKernel::kSm90Small1x2},
+               {{16, 4096, GemmKernel::kSm90SkinnyStream},
+                {1, 8192, GemmKernel::kSm90SkinnyStream},
+                {16, 8192, GemmKernel::kSm90SkinnyStream},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {96, 4096, GemmKernel::kSm90Small2x1},
@@ -132,14 +109,14 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {2048, 8192, GemmKernel::kSm90Wide},
                 {4096, 8192, GemmKernel::kSm90Wide192},
                 {4096, 6144, GemmKernel::kSm90Wide}},
-               "fp8", true);
+               "fp8");
 }
 
 TEST(GemmDispatchTable, Sm90Fp8Fast) {
   expect_picks(detail::kSm90Int8Rules,
-               {{16, 4096, GemmKernel::kSkinny, true},
-                {8, 8192, GemmKernel::kSkinny, true},
-                {16, 8192, GemmKernel::kSm90Small1x2},
+               {{16, 4096, GemmKernel::kSm90SkinnyStream, true},
+                {8, 8192, GemmKernel::kSm90SkinnyStream, true},
+                {16, 8192, GemmKernel::kSm90SkinnyStream, true},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {128, 10240, GemmKernel::kSm90Small2x1},
@@ -153,7 +130,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {257, 4096, GemmKernel::kSm90Square},
                 {1024, 6144, GemmKernel::kSm90Square},
                 {8192, 8192, GemmKernel::kSm90Wide}},
-               "fp8 fast", true, true);
+               "fp8 fast", true);
 }
 
 // The Hopper tile scheduler's swizzle: 8 only on grids with many tiles on

@@ -385,7 +385,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
       detail::ragged_last_wave(1024, 4096, sm_count) ? GemmKernel::kSm90Square : GemmKernel::kSm90Wide;
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
-  for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSkinny}, Want{64, 4096, 4096, at_64},
+  for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
                         Want{256, 4096, 4096, GemmKernel::kSm90Narrow2x1}, Want{1024, 4096, 4096, at_1024},
                         Want{4096, 4096, 4096, GemmKernel::kSm90Wide}}) {
     detail::ScaledMmArgs args;

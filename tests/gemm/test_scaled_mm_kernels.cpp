@@ -338,13 +338,14 @@ TEST(ScaledMmDispatch, MisalignedPointersFallBack) {
 }
 
 // Capture into a CUDA graph and replay, for one problem per dispatch path
-// (skinny, each sm90 bucket, direct store, fallback), with zero points: capture fails if
+// (skinny — on Hopper its bulk-copy twin, transposed at M = 8 and plain at 16 —, each sm90
+// bucket, direct store, fallback), with zero points: capture fails if
 // the op allocated or synchronized; replays must match the CPU.
 TEST(ScaledMmDispatch, GraphCaptureOnEveryPath) {
   QGEMM_SKIP_WITHOUT_GPU();
   cudaStream_t stream;
   QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (int64_t m : {8, 48, 200, 700, 33, 34}) {
+  for (int64_t m : {8, 16, 48, 200, 700, 33, 34}) {
     GemmCase c;
     // N = 100 (M = 33): the direct-store kernel on Hopper; K = 100 (M = 34): the fallback.
     c.m = m, c.n = m == 33 ? 100 : 256, c.k = m == 34 ? 100 : 320;

@@ -25,9 +25,6 @@ enum class Waves : uint8_t {
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
-  // The skinny kernel's 16-column tiles need 1–1.5 rounds of its CTAs, and
-  // 64×64 tiles fit one wave (skinny_tiles_ragged).
-  kSkinnyRagged,
 };
 
 struct GemmRule {
@@ -64,41 +61,22 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
   return tile_count(m, n, 64, 64) <= sm_count;
 }
 
-// True when the skinny decode kernel's 16-column tiles need more than one
-// and less than one and a half rounds of its 3·SMs persistent CTAs (N = 8192:
-// 512 tiles on 396 CTAs), where either of its two shapes loses (skinny_gemm.cu:
-// "wide" leaves most SMs idle for the second round, "deep" streams ~20 %
-// slower), and 64×64 tiles fit in one wave (N ≤ 8448 at M ≤ 64).
-// Where the "wide" shape holds 4 CTAs per SM (the transposed M ≤ 8 kernels,
-// plain int8) N/16 tiles are at most 4·SMs wherever 64×64 tiles fit one
-// wave, so this holds only for fp8 at M = 9–16.
-constexpr bool skinny_tiles_ragged(int64_t m, int64_t n, int sm_count, bool fp8) {
-  const int64_t tiles = (n + kSkinnyDecodeColumns - 1) / kSkinnyDecodeColumns;
-  const int64_t slots =
-      skinny_decode_wide_ctas_per_sm(m <= kSkinnyDecodeTransposedMaxM, fp8) * static_cast<int64_t>(sm_count);
-  return tiles > slots && 2 * tiles < 3 * slots && small_tiles_fit_one_wave(m, n, sm_count);
-}
-
-// `fp8`: the inputs are fp8 (the skinny kernel's wave rule depends on it;
-// fp8 with fast accumulation reads int8's table).
-constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count, bool fp8) {
+constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
     case Waves::kAny: return true;
     case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
-    case Waves::kSkinnyRagged: return skinny_tiles_ragged(m, n, sm_count, fp8);
   }
   return false;
 }
 
 // The first rule of `rules` that holds for an M×N problem on `sm_count`
-// SMs with int8 or fp8 inputs, or nullptr (then the fallback runs).
+// SMs, or nullptr (then the fallback runs).
 template <size_t N>
-constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count,
-                                    bool fp8 = false) {
+constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count, fp8)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
       return &rule;
     }
   }
@@ -113,20 +91,13 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // M ≤ 256 on the smaller weights: bench/results/gemm-h100-sweep-small-m.json).
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
-    {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "fp8 with fast accumulation (which reads this table) at M = 9–16 where the skinny kernel's tiles "
-     "spread badly over its 3 wide CTAs per SM (N = 8192: 512 16-column tiles on 396 CTAs) and 64×64 "
-     "tiles fit one wave (skinny_tiles_ragged): 16×8192×8192 36.4 → 31.9 µs, 16×8192×28672 114 → 92.2. "
-     "int8 left this row: M ≤ 8 at 986829f (the transposed kernel's 528 wide CTAs take N = 8192 in one "
-     "round: 1×8192×8192 34.6 → 28.9 µs, 1×8192×28672 96.7 → 86.6; bench/results/gemm-h100-skinny-"
-     "wide4.json), M = 9–16 at 3c8e137 when plain int8 got its 4-per-SM build: 16×8192×8192 32.05 → "
-     "29.10 µs, 9×8192×28672 94.2 → 87.3 (bench/results/gemm-h100-skinny-int8-wide4-ab.json)",
-     Waves::kSkinnyRagged},
-    {16, 0, kAnyN, GemmKernel::kSkinny,
-     "M ≤ 16 (decode): the persistent skinny kernel "
-     "streams B over every SM (16-column tiles, loads in flight across tiles); the 64×128 tile gives "
-     "only N/128 CTAs. Measured 10–30 % faster at N ≤ 10240, within ±4 % at N = 28672 / 57344, "
-     "slower only at N = 8192 for M = 9–16 (1–16 %, docs/gemm.md: the row above takes it there)"},
+    {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream,
+     "M ≤ 16 (decode): 16-column tiles on one persistent CTA per SM, the weight streamed into shared "
+     "memory by bulk copies (4 stages of 16 KB in flight per SM). Against the register-ring skinny "
+     "kernel (same call, bench/results/gemm-h100-skinny-stream-ab.json): M ≤ 8 0.91× the time "
+     "(geomean of int8 and fp8 over the 8 (N, K), never slower), M = 9–16 0.90× (at most 2 % slower: "
+     "16×8192×28672 int8); 1×4096×14336 29.7 → 24.9 µs, 16×57344×8192 175.9 → 165.7. It also beat "
+     "the 64×64 CUTLASS tile that fp8 M = 9–16 ran at N = 8192 (16×8192×8192 fp8 32.1 → 29.9 µs)"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -176,11 +147,7 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // 8192 on the H100 (bench/results/gemm-h100-sweep-fp8.json) and M ≤ 256 on
 // the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
-    {16, 0, kAnyN, GemmKernel::kSm90Small1x2,
-     "M = 9–16 (M ≤ 8 since 986829f, as for int8) where the skinny kernel's tiles spread badly, as for int8: 16×8192×8192 36.4 → 31.9 µs, "
-     "16×8192×28672 114 → 92.2; 1×8192×28672 94.6 (was 111.6 at 3b8b94a)",
-     Waves::kSkinnyRagged},
-    {16, 0, kAnyN, GemmKernel::kSkinny, "M ≤ 16 (decode), as for int8"},
+    {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "
      "64×8192×8192 31.9 → 30.3",

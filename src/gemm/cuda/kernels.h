@@ -59,11 +59,12 @@ bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 // kSm90SkinnyStream (QGEMM_HAS_GEMM_SKINNY_SM90): M ≤ 16, int8 or fp8.
 bool skinny_stream_sm90(const ScaledMmArgs& args);
 
-// The skinny kernel's M ≤ 16 tiling (skinny_gemm.cu, launch_decode), which
-// the dispatch table's skinny_tiles_ragged counts: 16-column tiles, and the
-// "wide" shape's resident CTAs (256 threads) per SM: 3, or up to 4 where a
-// build for 4 (launch bound 4: ≤ 64 registers) exists — the transposed
-// M ≤ 8 kernels and plain int8 (plain fp8 would spill 68 bytes).
+// The skinny kernels' M ≤ 16 tiling (skinny_gemm.cu, launch_decode; the
+// Hopper twin skinny_stream_sm90.cu): 16-column tiles, the transposed form
+// up to M = 8, and the register-ring kernel's "wide" shape's resident CTAs
+// (256 threads) per SM: 3, or up to 4 where a build for 4 (launch bound 4:
+// ≤ 64 registers) exists — the transposed M ≤ 8 kernels and plain int8
+// (plain fp8 would spill 68 bytes).
 constexpr int kSkinnyDecodeColumns = 16;
 constexpr int kSkinnyDecodeWideCtasPerSm = 3;
 constexpr int skinny_decode_wide_ctas_per_sm(bool transposed, bool fp8) { return transposed || !fp8 ? 4 : 3; }

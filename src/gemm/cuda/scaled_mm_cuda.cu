@@ -144,7 +144,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count, args.input_dtype != DType::kInt8);
+  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
   return {rule != nullptr ? rule->kernel : GemmKernel::kFallback, args.fp8_fast_accum};
 }
 

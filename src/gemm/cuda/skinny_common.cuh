@@ -63,11 +63,63 @@ __device__ __forceinline__ void put_partials(Acc<kFp8> (&partial)[kRows][kPitch]
   }
 }
 
-// Thread `thread` of `threads`: sums the kWarps partial-sum tiles of tokens
-// token0 + [0, kRows) × columns n0 + [0, kColumns) in warp order
-// (deterministic; int8 exactly, with wrap-around as the MMA's own sums),
-// subtracts the zero-point term, applies the epilogue of
-// gemm/epilogue_math.h and stores the rows and columns inside M × N.
+// The sum over the kWarps partial-sum tiles of (row_in, col_in), in warp
+// order (deterministic; int8 exactly, with wrap-around as the MMA's own sums).
+template <bool kFp8, int kWarps, int kRows, int kPitch>
+__device__ __forceinline__ Acc<kFp8> sum_partials(const Acc<kFp8> (&partial)[kWarps][kRows][kPitch], int row_in,
+                                                  int col_in) {
+  Acc<kFp8> sum = partial[0][row_in][col_in];
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) {
+    if constexpr (kFp8) sum = __fadd_rn(sum, partial[w][row_in][col_in]);
+    else sum = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(partial[w][row_in][col_in]));
+  }
+  return sum;
+}
+
+// The epilogue's per-column operands of one output column.
+struct ColumnOperands {
+  float scale_b = 0.0f;
+  float bias = 0.0f;
+  uint32_t azp_adj = 0;
+};
+
+__device__ __forceinline__ ColumnOperands load_column_operands(const ScaledMmArgs& args, int64_t col) {
+  ColumnOperands c;
+  c.scale_b = args.scale_b[args.scale_b_per_channel ? col : 0];
+  if (args.bias != nullptr) {
+    const uint16_t bits = static_cast<const uint16_t*>(args.bias)[col];
+    c.bias = args.out_dtype == DType::kBFloat16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
+  }
+  if (args.azp_adj != nullptr) c.azp_adj = static_cast<uint32_t>(args.azp_adj[col]);
+  return c;
+}
+
+// Output (row, col) from its accumulator sum: the zero-point term
+// subtracted, then the epilogue of gemm/epilogue_math.h, stored.
+template <bool kFp8>
+__device__ __forceinline__ void store_output(const ScaledMmArgs& args, Acc<kFp8> sum, int64_t row, int64_t col,
+                                             const ColumnOperands& column) {
+  float accumulator;
+  if constexpr (kFp8) {
+    accumulator = sum;
+  } else {
+    uint32_t corrected = static_cast<uint32_t>(sum);
+    if (args.azp_adj != nullptr) {
+      const uint32_t zero_point = static_cast<uint32_t>(args.azp ? args.azp[row] : 1);
+      corrected -= zero_point * column.azp_adj;
+    }
+    accumulator = static_cast<float>(static_cast<int32_t>(corrected));
+  }
+  const float sa = args.scale_a[args.scale_a_per_token ? row : 0];
+  const float value = dequant_epilogue(accumulator, sa, column.scale_b, column.bias, args.bias != nullptr);
+  static_cast<uint16_t*>(args.out)[row * args.ldo + col] = args.out_dtype == DType::kBFloat16
+                                                               ? numeric::float_to_bf16_bits(value)
+                                                               : numeric::float_to_fp16_bits(value);
+}
+
+// Thread `thread` of `threads`: the outputs of tokens token0 + [0, kRows) ×
+// columns n0 + [0, kColumns) inside M × N from the kWarps partial-sum tiles.
 template <bool kFp8, int kWarps, int kRows, int kColumns>
 __device__ __forceinline__ void store_partial_sums(const ScaledMmArgs& args,
                                                    const Acc<kFp8> (&partial)[kWarps][kRows][kColumns + 1],
@@ -76,35 +128,7 @@ __device__ __forceinline__ void store_partial_sums(const ScaledMmArgs& args,
     const int row_in = idx / kColumns, col_in = idx % kColumns;
     const int64_t row = token0 + row_in, col = n0 + col_in;
     if (row >= args.m || col >= args.n) continue;
-    Acc<kFp8> sum = partial[0][row_in][col_in];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) {
-      if constexpr (kFp8) sum = __fadd_rn(sum, partial[w][row_in][col_in]);
-      else
-        sum = static_cast<int32_t>(static_cast<uint32_t>(sum) + static_cast<uint32_t>(partial[w][row_in][col_in]));
-    }
-    float accumulator;
-    if constexpr (kFp8) {
-      accumulator = sum;
-    } else {
-      uint32_t corrected = static_cast<uint32_t>(sum);
-      if (args.azp_adj != nullptr) {
-        const uint32_t zero_point = static_cast<uint32_t>(args.azp ? args.azp[row] : 1);
-        corrected -= zero_point * static_cast<uint32_t>(args.azp_adj[col]);
-      }
-      accumulator = static_cast<float>(static_cast<int32_t>(corrected));
-    }
-    const bool bf16 = args.out_dtype == DType::kBFloat16;
-    const float sa = args.scale_a[args.scale_a_per_token ? row : 0];
-    const float sb = args.scale_b[args.scale_b_per_channel ? col : 0];
-    float bias = 0.0f;
-    if (args.bias != nullptr) {
-      const uint16_t bits = static_cast<const uint16_t*>(args.bias)[col];
-      bias = bf16 ? numeric::bf16_bits_to_float(bits) : numeric::fp16_bits_to_float(bits);
-    }
-    const float value = dequant_epilogue(accumulator, sa, sb, bias, args.bias != nullptr);
-    static_cast<uint16_t*>(args.out)[row * args.ldo + col] =
-        bf16 ? numeric::float_to_bf16_bits(value) : numeric::float_to_fp16_bits(value);
+    store_output<kFp8>(args, sum_partials<kFp8>(partial, row_in, col_in), row, col, load_column_operands(args, col));
   }
 }
 

@@ -4,13 +4,23 @@
 // are set by the shared memory, not by the registers.
 //
 // Why: the register-ring kernel keeps 2–4 chunks (16 bytes × 2 columns) per
-// lane in flight, ~16–32 KB per SM. A decode GEMM on a small weight
-// (4096×4096: 16 MB, 124 KB per SM) then needs several round trips of DRAM
-// latency per SM and reached 45–62 % of copy bandwidth there. Here one
-// producer warp keeps kStages stages of 16 weight rows × kStageK bytes
-// (136 KB per SM) requested, and refills each as soon as the consumers have
-// read it — across tile boundaries, so a tile's reduction and epilogue do
-// not drain the pipe.
+// lane in flight, and its chain load → MMA → reload is bound by the DRAM
+// latency. Here one producer warp keeps kStages stages of 16 weight rows ×
+// kStageK bytes (64 KB per SM) requested and refills each as soon as the
+// consumers have read it — across tile boundaries, so a tile's reduction
+// and epilogue do not drain the pipe. H100, same call against the ring
+// kernel: 0.91× its time at M ≤ 8 and 0.90× at M = 9–16 (geomean over the
+// grid's eight weights, int8 and fp8; docs/gemm.md, "M ≤ 16 on Hopper").
+//
+// What was measured to matter (same-call A/B, docs/gemm.md):
+//   - 4 stages, not 8: the tokens are read through L1 by every tile, and
+//     136 KB of stages left too little L1 for 16 tokens × K (M = 16:
+//     16×57344×8192 184 → 165 µs);
+//   - tokens through L1, not staged by the producer: staging them re-reads
+//     16 × K bytes from L2 per tile, as many as the weight's (M = 16 up to
+//     1.5× slower);
+//   - each tile's scale, bias and zero-point term loaded when the tile
+//     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs).
 //
 // CTA: 8 consumer warps + 1 producer warp, one CTA per SM (persistent over
 // the N/16 column tiles: tile blockIdx.x, + gridDim.x, …). Stage s of a tile
@@ -20,10 +30,10 @@
 //
 //   producer (lane r < 16):  wait empty[slot] → (lane 0) expect 16·bytes on
 //                            full[slot] → cp.async.bulk row r's K slice
-//   consumer warp w:         wait full[slot] → for its two 64-element chunks
+//   consumer warp w:         load the next stage's tokens (L1) → wait
+//                            full[slot] → for its two 64-element chunks
 //                            c = w, w + 8 of the stage: rows g, g + 8 from
-//                            shared memory, token rows from global (L1/L2) →
-//                            MMAs → arrive on empty[slot]
+//                            shared memory → MMAs → arrive on empty[slot]
 //
 // The MMAs, their word order and the transposed form for M ≤ 8 are the
 // register-ring kernel's (skinny_gemm.cu's file comment): a lane's 16 bytes
@@ -51,7 +61,7 @@ constexpr int kColumns = kSkinnyDecodeColumns;  // 16 weight rows (output column
 constexpr int kStageK = 1024;                   // K bytes per weight row per stage
 constexpr int kRowPitch = kStageK + 64;         // shared-memory bytes per row of a stage
 constexpr int kStageBytes = kColumns * kRowPitch;
-constexpr int kStages = 8;  // 136 KB of weight stages: one CTA per SM
+constexpr int kStages = 4;  // 68 KB: one CTA per SM, and L1 room for the tokens (file comment)
 constexpr int kConsumerWarps = 8;
 constexpr int kThreads = (kConsumerWarps + 1) * 32;
 constexpr int kChunk = 64;  // K elements per MMA pair (16 bytes per lane)
@@ -146,10 +156,21 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
     }
   };
 
+  // Consumer thread i < kOutputs stores output (token i / 16, column i % 16)
+  // of each tile; its column's scale, bias and zero-point term are loaded
+  // when the tile starts, so their latency hides under the tile's stages.
+  constexpr int kOutputs = kPartialRows<kTransposed> * kColumns;
+  static_assert(kOutputs <= kConsumerWarps * 32, "one output per consumer thread");
+  const int out_row = threadIdx.x / kColumns, out_col = threadIdx.x % kColumns;
+  const bool stores = threadIdx.x < kOutputs && out_row < args.m;
+
   uint32_t it = 0;
   uint4 tokens[kChunksPerWarp][kTokenRows];
   load_tokens(0, tokens);
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t col = tile * kColumns + out_col;
+    skinny::ColumnOperands column;
+    if (stores && col < args.n) column = skinny::load_column_operands(args, col);
     constexpr int kNTiles = kTransposed ? 1 : 2;
     uint32_t acc[kNTiles][4] = {};
     for (int s = 0; s < k_stages; ++s, ++it) {
@@ -198,8 +219,9 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
       skinny::put_partials<kFp8, kTransposed>(smem.partial[warp], acc[j], 0, 8 * j, lane);
     }
     consumer_sync();
-    skinny::store_partial_sums<kFp8, kConsumerWarps, kPartialRows<kTransposed>, kColumns>(
-        args, smem.partial, 0, tile * kColumns, threadIdx.x, kConsumerWarps * 32);
+    if (stores && col < args.n) {
+      skinny::store_output<kFp8>(args, skinny::sum_partials<kFp8>(smem.partial, out_row, out_col), out_row, col, column);
+    }
     consumer_sync();  // the sums are read before the next tile's partials overwrite them
   }
 }
