@@ -33,7 +33,8 @@
 //   consumer warp w:         load the next stage's tokens (L1) → wait
 //                            full[slot] → for its two 64-element chunks
 //                            c = w, w + 8 of the stage: rows g, g + 8 from
-//                            shared memory → MMAs → arrive on empty[slot]
+//                            shared memory → MMAs → each thread arrives on
+//                            empty[slot]
 //
 // The MMAs, their word order and the transposed form for M ≤ 8 are the
 // register-ring kernel's (skinny_gemm.cu's file comment): a lane's 16 bytes
@@ -77,7 +78,7 @@ template <bool kTransposed, bool kFp8>
 struct SharedStorage {
   uint8_t stages[kStages][kStageBytes];
   uint64_t full[kStages];   // the stage's bytes have landed
-  uint64_t empty[kStages];  // every consumer warp has read the stage
+  uint64_t empty[kStages];  // every consumer thread has read the stage
   skinny::Acc<kFp8> partial[kConsumerWarps][kPartialRows<kTransposed>][kColumns + 1];
 };
 
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(smem_address(&smem.full[s]), 1);
-      mbarrier_init(smem_address(&smem.empty[s]), kConsumerWarps);
+      mbarrier_init(smem_address(&smem.empty[s]), kConsumerWarps * 32);
     }
     mbarrier_init_fence();
   }
@@ -205,8 +206,11 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
           skinny::mma_16x8x32<kFp8>(acc[1], x.z, y.z, x.w, y.w, hi.z, hi.w);
         }
       }
-      __syncwarp();
-      if (lane == 0) mbarrier_arrive(smem_address(&smem.empty[slot]));
+      // Every reader arrives itself (release: its reads of the stage come
+      // before the producer's next copy into it); one arrival per warp
+      // after __syncwarp left compute-sanitizer's racecheck without an
+      // order between the other lanes' reads and that copy.
+      mbarrier_arrive(smem_address(&smem.empty[slot]));
 #pragma unroll
       for (int c = 0; c < kChunksPerWarp; ++c)
 #pragma unroll
