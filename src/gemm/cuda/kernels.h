@@ -28,7 +28,7 @@ enum class GemmKernel : uint8_t {
   kSm90Direct,  // outputs TMA cannot store (N or ldo not a multiple of 8, unaligned out): kSm90Square's
                 // tile (precise fp8: its 64×128) with the direct-store epilogue; A and B still through TMA
   kSm90SkinnyStream,  // skinny_stream_sm90.cu: M ≤ 16 on sm_90, kSkinny's tiles and MMAs with the weight
-                      // streamed into shared memory by bulk copies (a producer warp, 8 stages)
+                      // streamed into shared memory by bulk copies (a producer warp, 4 stages)
 };
 constexpr int kGemmKernelCount = 13;
 const char* gemm_kernel_name(GemmKernel kernel);
