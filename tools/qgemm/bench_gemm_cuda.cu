@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_gemm_sweep.h"
 #include "commands.h"
 #include "cuda_bench.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
@@ -192,28 +193,6 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
              {{"kernel", static_cast<double>(chosen)}});
 }
 
-// The kernels `--sweep` forces: all of `every`, or those `--kernels` names
-// (comma-separated gemm_kernel_name()s).
-template <size_t N>
-std::vector<GemmKernel> sweep_selection(const std::string& names, const GemmKernel (&every)[N]) {
-  if (names.empty()) return std::vector<GemmKernel>(every, every + N);
-  std::vector<GemmKernel> chosen;
-  size_t begin = 0;
-  while (begin <= names.size()) {
-    const size_t end = std::min(names.find(',', begin), names.size());
-    const std::string name = names.substr(begin, end - begin);
-    const auto* match = std::find_if(every, every + N, [&](GemmKernel k) { return name == detail::gemm_kernel_name(k); });
-    if (match == every + N) {
-      std::string known;
-      for (GemmKernel k : every) known += std::string(known.empty() ? "" : ", ") + detail::gemm_kernel_name(k);
-      throw std::invalid_argument("--kernels: unknown kernel '" + name + "' (known: " + known + ")");
-    }
-    chosen.push_back(*match);
-    begin = end + 1;
-  }
-  return chosen;
-}
-
 struct Handles {
   cublasHandle_t blas = nullptr;
   cublasLtHandle_t lt = nullptr;
@@ -282,11 +261,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
 
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
   Handles handles(stream);
-  const GemmKernel sweep_kernels[] = {GemmKernel::kSkinny,        GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
-                                      GemmKernel::kSm90Narrow,    GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Square,
-                                      GemmKernel::kSm90Wide,      GemmKernel::kSm90Wide192,   GemmKernel::kSm80Small,
-                                      GemmKernel::kSm80Large,     GemmKernel::kSm90Direct,    GemmKernel::kFallback};
-  const std::vector<GemmKernel> swept = sweep_selection(options.get("kernels", ""), sweep_kernels);
+  const std::vector<GemmKernel> swept = gemm_sweep_selection(options.get("kernels", ""));
   for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
     if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
     ShapeBuffers s(shape[0], shape[1], shape[2], stream);

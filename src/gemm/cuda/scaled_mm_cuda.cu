@@ -14,6 +14,7 @@
 #include "core/cuda_device_info.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/kernels.h"
+#include "gemm/cuda/operand_layout.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #include "gemm/cuda/scaled_mm_fallback.h"
 
@@ -34,14 +35,9 @@ __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t
   if (lane == 0) out[col] = static_cast<int32_t>(static_cast<uint32_t>(azp) * static_cast<uint32_t>(sum));
 }
 
-bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-// What the skinny kernel and kSm90Direct need: A and B loaded 16 bytes at a
-// time (TMA / 16-byte loads: aligned bases and rows, K a multiple of 16);
-// the output and the vectors may have any pitch and element alignment.
-bool operands_aligned(const ScaledMmArgs& args) {
-  return args.k % 16 == 0 && args.lda % 16 == 0 && args.ldb % 16 == 0 && aligned16(args.a) && aligned16(args.b);
-}
+// What the skinny kernels and kSm90Direct need is operands_aligned
+// (operand_layout.h): the output and the vectors may have any pitch and
+// element alignment.
 
 // The Hopper TMA kernels also store D through TMA: a 16-byte aligned base and
 // row pitch (ldo a multiple of 8 16-bit elements) and N a multiple of 8 (the

@@ -45,6 +45,7 @@
 #include "core/cuda_device_info.h"
 #include "core/cuda_kernel_info.h"
 #include "gemm/cuda/kernels.h"
+#include "gemm/cuda/operand_layout.h"
 #include "gemm/cuda/skinny_common.cuh"
 
 namespace qgemm::detail {
@@ -320,17 +321,10 @@ void launch_decode(const ScaledMmArgs& args) {
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 bool skinny_gemm(const ScaledMmArgs& args, int /*sm_count*/) {
-  // 16-byte loads: K, the leading dimensions and the bases must be multiples
-  // of 16 bytes (8-bit inputs, so 16 elements).
-  if (args.m > 64 || args.k % 16 != 0 || args.lda % 16 != 0 || args.ldb % 16 != 0 ||
-      !aligned16(args.a) || !aligned16(args.b)) {
-    return false;
-  }
+  if (args.m > 64 || !operands_aligned(args)) return false;  // 16-byte loads of A and B
   // fp8 needs the GPU's code built for sm_89+: an Ada GPU runs sm_80 code
   // when the build left 89 out, and its fp8 MMA there is a trap.
   if (args.input_dtype != DType::kInt8 &&

@@ -53,6 +53,7 @@
 #include "core/cuda_launch.cuh"
 #include "core/cuda_mbarrier.cuh"
 #include "gemm/cuda/kernels.h"
+#include "gemm/cuda/operand_layout.h"
 #include "gemm/cuda/skinny_common.cuh"
 
 namespace qgemm::detail {
@@ -244,13 +245,8 @@ void launch(const ScaledMmArgs& args) {
 }  // namespace
 
 bool skinny_stream_sm90(const ScaledMmArgs& args) {
-  // Bulk copies: 16-byte aligned rows and bases, K a multiple of 16 (and
-  // the 16-byte token loads, as the register-ring kernel).
-  const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  if (args.m > 16 || args.k % 16 != 0 || args.lda % 16 != 0 || args.ldb % 16 != 0 || !aligned16(args.a) ||
-      !aligned16(args.b)) {
-    return false;
-  }
+  // Bulk copies of B's rows and 16-byte loads of A's, as the register-ring kernel.
+  if (args.m > 16 || !operands_aligned(args)) return false;
   const bool fp8 = args.input_dtype != DType::kInt8;
   if (args.m <= kSkinnyDecodeTransposedMaxM) {
     fp8 ? launch<true, true>(args) : launch<true, false>(args);
