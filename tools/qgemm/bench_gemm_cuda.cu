@@ -4,6 +4,12 @@
 // events (warm-up, median of ≥ 50 runs), random data, inputs rotated so the
 // working set exceeds L2, and the device copy bandwidth measured first.
 //
+// Figures per record: tops, speedup_vs_cublas_bf16, weight_bw_fraction
+// (weight bytes / time against the 1 GiB copy's bandwidth) and, for
+// M ≤ 16, weight_bw_fraction_of_same_size_copy (against a copy moving the
+// weight's bytes, half read, half written, timed in the same run: a small
+// weight's floor, since a 16 MB copy pays the same launch ramp and tail).
+//
 // Timing: cuda::time_cuda_device — the timed launches and their events are
 // queued behind a spin kernel before the GPU reaches them, so each interval
 // is the kernel's device time, not the host's launch overhead (which
@@ -89,7 +95,23 @@ struct Context {
   int warmup, runs;
   double copy_gbps;
   double bf16_us = 0;  // cuBLAS bf16 time of the current shape (timed first)
+  // Decode shapes (M ≤ kSameSizeCopyMaxM): weight bytes → GB/s of a copy
+  // moving that traffic (half read, half written), timed once per size.
+  std::map<double, double> same_size_copies;
 };
+
+constexpr int64_t kSameSizeCopyMaxM = 16;
+
+// The bandwidth of a copy whose traffic is `bytes` (half read, half written;
+// cuda::copy_bandwidth_gbps on rotated buffers, as the 1 GiB figure): the
+// fastest a single call moving that many bytes runs, launch ramp and tail
+// included — the floor a small weight's GEMM is read against.
+double same_size_copy_gbps(Context& ctx, double bytes) {
+  const auto it = ctx.same_size_copies.find(bytes);
+  if (it != ctx.same_size_copies.end()) return it->second;
+  return ctx.same_size_copies[bytes] =
+             cuda::copy_bandwidth_gbps(static_cast<size_t>(bytes / 2), ctx.stream, ctx.warmup, ctx.runs);
+}
 
 void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, const TimingStats& stats,
                 double bytes, std::map<std::string, double> extra = {}) {
@@ -110,6 +132,10 @@ void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, co
   const double weight_bytes = static_cast<double>(s.n * s.k) * (impl.find("bf16") != std::string::npos ? 2 : 1);
   if (ctx.bf16_us > 0) r.extra["speedup_vs_cublas_bf16"] = ctx.bf16_us / stats.median_us;
   r.extra["weight_bw_fraction"] = weight_bytes / (stats.median_us * 1e3) / ctx.copy_gbps;
+  if (s.m <= kSameSizeCopyMaxM) {
+    r.extra["weight_bw_fraction_of_same_size_copy"] =
+        weight_bytes / (stats.median_us * 1e3) / same_size_copy_gbps(ctx, weight_bytes);
+  }
   ctx.report->add(r);
 }
 
@@ -141,7 +167,7 @@ void merge_rounds(Context& ctx, const ShapeBuffers& s, const std::vector<BenchRe
   }
   for (size_t i = 0; i < first.size(); ++i) {
     std::map<std::string, double> extra = first[i].extra;
-    for (const char* derived : {"tops", "speedup_vs_cublas_bf16", "weight_bw_fraction"}) extra.erase(derived);
+    for (const char* derived : {"tops", "speedup_vs_cublas_bf16", "weight_bw_fraction", "weight_bw_fraction_of_same_size_copy"}) extra.erase(derived);
     extra["rounds"] = static_cast<double>(rounds.size());
     extra["round_spread"] = spread[i];
     add_record(ctx, s, first[i].impl, merged[i], first[i].bytes, std::move(extra));
