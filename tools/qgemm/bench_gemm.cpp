@@ -87,8 +87,6 @@ int cmd_bench_gemm(int argc, char** argv) {
   std::string device_name = cpu_name();
 #if QGEMM_WITH_CUDA
   if (device != "cpu") device_name = "";  // filled in by the GPU part
-#endif
-#if QGEMM_WITH_CUDA
   gemm_sweep_selection(options.get("kernels", ""));  // an unknown name fails before anything runs
 #endif
   BenchReport report(device_name, command_line_string(argc, argv));

@@ -35,11 +35,8 @@ __global__ void azp_adj_kernel(int32_t* out, const int8_t* b, int64_t k, int64_t
   if (lane == 0) out[col] = static_cast<int32_t>(static_cast<uint32_t>(azp) * static_cast<uint32_t>(sum));
 }
 
-// What the skinny kernels and kSm90Direct need is operands_aligned
-// (operand_layout.h): the output and the vectors may have any pitch and
-// element alignment.
-
-// The Hopper TMA kernels also store D through TMA: a 16-byte aligned base and
+// The Hopper TMA kernels load A and B as operands_aligned (operand_layout.h)
+// says and also store D through TMA: a 16-byte aligned base and
 // row pitch (ldo a multiple of 8 16-bit elements) and N a multiple of 8 (the
 // epilogue's 8-element accesses). TMA clips the last tile along N; the row
 // broadcasts load single elements, so the vectors need no alignment.
@@ -59,6 +56,8 @@ bool sm80_can_take(const ScaledMmArgs& args) {
 bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
   switch (kernel) {
     case GemmKernel::kFallback: return true;
+    // A and B loaded 16 bytes at a time (operand_layout.h); the output and
+    // the vectors may have any pitch and element alignment.
     case GemmKernel::kSkinny:
     case GemmKernel::kSm90Direct: return operands_aligned(args);
     case GemmKernel::kSm90SkinnyStream: return args.m <= 16 && operands_aligned(args);
