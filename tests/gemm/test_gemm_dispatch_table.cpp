@@ -49,9 +49,20 @@ TEST(GemmDispatchTable, WavePredicates) {
   // 128×256 tiles with a less than half full last wave (1024×6144: 192 tiles).
   EXPECT_TRUE(detail::ragged_last_wave(1024, 6144, kH100Sms));
   EXPECT_FALSE(detail::ragged_last_wave(1024, 8192, kH100Sms));
+  // Precise fp8's tile model. 384×8192: three M tiles count as four (the
+  // cluster's pairs), so 128×256 gives 128 tiles (one wave) and 128×192 172
+  // (two): 128×256. 384×10240: 160 tiles (two waves) against 216 (two, of
+  // smaller tiles): 128×192. 512×4096: every tile fits one wave: the smallest.
+  using detail::Fp8Tile;
+  EXPECT_EQ(detail::fp8_precise_tile(384, 8192, kH100Sms), Fp8Tile::k128x256);
+  EXPECT_EQ(detail::fp8_precise_tile(384, 10240, kH100Sms), Fp8Tile::k128x192);
+  EXPECT_EQ(detail::fp8_precise_tile(512, 4096, kH100Sms), Fp8Tile::k128x128);
+  EXPECT_EQ(detail::fp8_precise_tile(8192, 8192, kH100Sms), Fp8Tile::k128x256);
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
+  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8Wide256Best, 1024, 6144, 0));
+  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8Wide192Best, 1024, 6144, 0));
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
@@ -104,10 +115,16 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
-                {256, 6144, GemmKernel::kSm90Wide},
-                {256, 28672, GemmKernel::kSm90Wide},
+                {256, 6144, GemmKernel::kSm90Coop128},
+                {256, 28672, GemmKernel::kSm90Coop128},
+                // M > 256: the tile fp8_precise_tile models fastest
+                {384, 8192, GemmKernel::kSm90Wide},
+                {384, 10240, GemmKernel::kSm90Wide192},
+                {512, 4096, GemmKernel::kSm90Coop128},
+                {768, 4096, GemmKernel::kSm90Wide192},
+                {1024, 10240, GemmKernel::kSm90Coop128},
                 {2048, 8192, GemmKernel::kSm90Wide},
-                {4096, 8192, GemmKernel::kSm90Wide192},
+                {4096, 8192, GemmKernel::kSm90Wide},
                 {4096, 6144, GemmKernel::kSm90Wide}},
                "fp8");
 }
@@ -175,7 +192,7 @@ TEST(GemmDispatchTable, MmaSyncTables) {
 TEST(GemmDispatchTable, UnalignedOutputKernels) {
   for (GemmKernel k : {GemmKernel::kSm90Wide, GemmKernel::kSm90Square, GemmKernel::kSm90Narrow,
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
-                       GemmKernel::kSm90Wide192}) {
+                       GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,

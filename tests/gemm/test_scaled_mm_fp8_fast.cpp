@@ -408,15 +408,13 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
       EXPECT_TRUE(detail::scaled_mm_cuda_choice(args).fp8_fast_accum) << "256x6144";
       args.n = args.ldo = w.n;
     }
-    args.fp8_fast_accum = false;  // the precise table: 128×128 at N = 4096
+    args.fp8_fast_accum = false;  // the precise table: the tile fp8_precise_tile picks above M = 256
     if (w.m >= 512) {
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide) << "precise " << w.m;
-    }
-    if (w.m == 4096) {  // … and 128×192 above M = 2048 at N ≥ 8192
-      args.n = args.ldo = 8192;
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide192) << "precise 4096x8192";
-      args.m = 2048;
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Wide) << "precise 2048x8192";
+      const detail::Fp8Tile tile = detail::fp8_precise_tile(w.m, w.n, sm_count);
+      const GemmKernel want = tile == detail::Fp8Tile::k128x256   ? GemmKernel::kSm90Wide
+                              : tile == detail::Fp8Tile::k128x192 ? GemmKernel::kSm90Wide192
+                                                                  : GemmKernel::kSm90Coop128;
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), want) << "precise " << w.m;
     }
   }
 }

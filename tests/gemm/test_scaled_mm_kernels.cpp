@@ -138,13 +138,14 @@ TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  // kSm90Wide192 is built for precise fp8 only: its int8 cases are skipped.
+  // kSm90Wide192 and kSm90Coop128 are built for precise fp8 only: their int8
+  // cases are skipped.
   // K = 80, 208, 528 give the precise fp8 mainloops 1, 2 and 5 k-tiles: the
   // overlapped promotion's single-tile, even and odd endings.
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
-                                GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
+                                GemmKernel::kSm90Coop128, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
                                 GemmKernel::kSm90SkinnyStream};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {

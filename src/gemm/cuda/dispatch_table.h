@@ -25,6 +25,10 @@ enum class Waves : uint8_t {
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
+  // Precise fp8: the 128×256 / 128×192 tile is the one fp8_precise_tile
+  // models fastest.
+  kFp8Wide256Best,
+  kFp8Wide192Best,
 };
 
 struct GemmRule {
@@ -61,12 +65,34 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
   return tile_count(m, n, 64, 64) <= sm_count;
 }
 
+// Precise fp8 above M = 256: which cooperative tile (cluster 2×1) fills the
+// SMs best for its speed. Modelled time = waves × tile area × time per MAC,
+// where waves = ceil(tiles / SMs), the M tiles rounded up to the cluster's
+// two, and the times per MAC are the tiles' at 8192³ on the H100 (850 / 907 /
+// 977 µs: 1, 1.067, 1.15). Against the fastest of the three measured on
+// every (N, K) of the grid at M = 384 … 4096 (50 shapes), the
+// model's pick cost 0.4 % (geomean), at most 6 % (512×28672×4096).
+enum class Fp8Tile : uint8_t { k128x256, k128x192, k128x128 };
+constexpr Fp8Tile fp8_precise_tile(int64_t m, int64_t n, int sm_count) {
+  const auto modelled = [&](int64_t tile_n, int64_t per_mac) {
+    const int64_t m_tiles = ((m + 127) / 128 + 1) / 2 * 2;
+    const int64_t tiles = m_tiles * ((n + tile_n - 1) / tile_n);
+    const int64_t waves = (tiles + sm_count - 1) / sm_count;
+    return waves * 128 * tile_n * per_mac;
+  };
+  const int64_t wide = modelled(256, 1000), wide192 = modelled(192, 1067), coop128 = modelled(128, 1150);
+  if (wide <= wide192 && wide <= coop128) return Fp8Tile::k128x256;
+  return wide192 <= coop128 ? Fp8Tile::k128x192 : Fp8Tile::k128x128;
+}
+
 constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
     case Waves::kAny: return true;
     case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
+    case Waves::kFp8Wide256Best: return sm_count > 0 && fp8_precise_tile(m, n, sm_count) == Fp8Tile::k128x256;
+    case Waves::kFp8Wide192Best: return sm_count > 0 && fp8_precise_tile(m, n, sm_count) == Fp8Tile::k128x192;
   }
   return false;
 }
@@ -139,13 +165,14 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M = 1024 with N = 4096 and at most M = 2048 / 4096 shapes; within 1–6 % of 128×128 elsewhere)"},
 };
 
-// Precise fp8: "wide" is 128×128 cooperative, "square" 64×128 ping-pong
+// Precise fp8: "wide" is 128×256 cooperative (int8's tile), "wide192"
+// 128×192 and "coop128" 128×128 cooperative, "square" 64×128 ping-pong
 // (cluster 2×1), "narrow" 64×128 ping-pong (cluster 1×2), "small" 64×64
-// ping-pong, all with the overlapped promotion, and "wide192" 128×192
-// cooperative without it (see sm90_configs.h: the precise mainloop needs two
-// or three accumulator sets). From `qgemm bench gemm --sweep` over M = 256 …
-// 8192 on the H100 (bench/results/gemm-h100-sweep-fp8.json) and M ≤ 256 on
-// the smaller weights (bench/results/gemm-h100-sweep-small-m.json).
+// ping-pong, all promoting under the next wgmma (sm90_configs.h). From
+// `qgemm bench gemm --sweep` on the H100: M = 384 … 4096 with the sliced
+// promotion (bench/results/gemm-h100-sweep-fp8-sliced.json), M ≤ 256 on the
+// smaller weights (gemm-h100-sweep-small-m.json) and earlier M = 256 … 8192
+// (gemm-h100-sweep-fp8.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
@@ -167,18 +194,20 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
      Waves::kSquareRagged},
-    {256, 6144, kAnyN, GemmKernel::kSm90Wide,
+    {256, 6144, kAnyN, GemmKernel::kSm90Coop128,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
     {256, 0, kAnyN, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
-    {2048, 0, kAnyN, GemmKernel::kSm90Wide,
-     "128×128 cooperative, overlapped promotion: faster than 128×192 at 20 of 24 shapes with "
-     "M = 512–2048 (by up to 38 %: 512×8192×28672 187 vs 303 µs)"},
-    {kAnyM, 8192, kAnyN, GemmKernel::kSm90Wide192,
-     "M > 2048, N ≥ 8192: many waves of tiles, where 128×192's fewer shared-memory bytes per MAC "
-     "win: 2–22 % faster at 6 of 10 shapes (8192×57344×8192 8476 → 6923 µs), equal at "
-     "8192×10240×8192, 7–8 % slower at 4096×8192×8192 and 4096×10240×8192"},
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
-     "M > 2048, N ≤ 6144: 128×128 was faster at 5 of 6 shapes (4096×4096×14336 404 vs 481 µs)"},
+     "M > 256 where 128×256 tiles fill their waves best for their speed (fp8_precise_tile): e.g. "
+     "8192³ 850 µs against 907 (128×192) and 977 (128×128), 384×8192×28672 160 against 239 and 234",
+     Waves::kFp8Wide256Best},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide192,
+     "M > 256 where 128×192 tiles do: 384×10240×8192 75.5 µs against 92.6 (128×256) and 97.4 "
+     "(128×128), 768×4096×14336 65.2 against 76.6 and 82.4",
+     Waves::kFp8Wide192Best},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Coop128,
+     "M > 256 where 128×128's twice as many tiles fill the SMs best: 512×4096×4096 18.1 µs against "
+     "27.7 (128×256) and 22.8 (128×192), 1024×10240×8192 129 against 143 and 150"},
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum)
@@ -217,6 +246,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Small2x1:
     case GemmKernel::kSm90Narrow2x1:
     case GemmKernel::kSm90Wide192:
+    case GemmKernel::kSm90Coop128:
       return true;
     default:
       return false;

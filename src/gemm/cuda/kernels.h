@@ -16,7 +16,7 @@ namespace qgemm::detail {
 enum class GemmKernel : uint8_t {
   kFallback,   // scaled_mm_fallback.cu: any shape, stride and alignment
   kSkinny,     // skinny_gemm.cu: M ≤ 64, mma.sync, column tiles (persistent for M ≤ 16), K split over warps
-  kSm90Wide,    // 128×256×128, cluster 2×1, cooperative (precise fp8: 128×128×128)
+  kSm90Wide,    // 128×256×128, cluster 2×1, cooperative
   kSm90Square,  // 128×128×128, cluster 2×1, ping-pong (precise fp8: 64×128×128)
   kSm90Narrow,  // 64×128×128, cluster 1×2, ping-pong
   kSm90Small1x2,  // 64×64×128, cluster 1×2, ping-pong
@@ -29,8 +29,9 @@ enum class GemmKernel : uint8_t {
                 // tile (precise fp8: its 64×128) with the direct-store epilogue; A and B still through TMA
   kSm90SkinnyStream,  // skinny_stream_sm90.cu: M ≤ 16 on sm_90, kSkinny's tiles and MMAs with the weight
                       // streamed into shared memory by bulk copies (a producer warp, 4 stages)
+  kSm90Coop128,  // precise fp8 only: 128×128×128, cluster 2×1, cooperative
 };
-constexpr int kGemmKernelCount = 13;
+constexpr int kGemmKernelCount = 14;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the

@@ -84,7 +84,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     if (info.major != 9 || !layout_fits(kernel, args)) return false;
     if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
     // Fast accumulation: every config on int8's tiles has a fast variant;
-    // kSm90Wide192 does not (false: the caller falls back).
+    // kSm90Wide192 and kSm90Coop128 do not (false: the caller falls back).
     if (args.fp8_fast_accum) {
       return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count) : sm90_fp8fast_fp16(kernel, args, info.sm_count);
     }
@@ -181,6 +181,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
     case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
+    case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
     case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128

@@ -2,8 +2,8 @@
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the configs of their input type for one (input, output) dtype pair (int8:
-// 6, precise fp8: 6), sm90_fp8fast_*.cu the five fast-accumulation fp8
-// configs (5 × 2 kernels): 34 in all.
+// 6, precise fp8: 7), sm90_fp8fast_*.cu the five fast-accumulation fp8
+// configs (5 × 2 kernels): 36 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -16,16 +16,20 @@
 
 namespace qgemm::detail::sm90 {
 
-// kOverlap (precise fp8 only): the mainloop of sm90_fp8_overlap.cuh, which
-// hides each k-tile's promotion under the next k-tile's wgmma at the cost of
-// a third accumulator set.
-template <class Tile, class Cluster, class Kernel, class Epi, bool kOverlap = false>
+// kSlices (precise fp8 only; int8 and fast fp8 ignore it): how the mainloop
+// promotes the wgmma partial sums into fp32 once per k-tile, hidden under the
+// next wgmma batch (sm90_fp8_overlap.cuh):
+//   1 — Fp8OverlappedPromotion, two partial sets of the whole warpgroup tile;
+//   2, 4 — Fp8SlicedPromotion, the tile's batch in that many N-slices, two
+//          partial sets of one slice (for tiles too wide for three sets);
+//   0 — CUTLASS's FP8 mainloop, which promotes without overlap.
+template <class Tile, class Cluster, class Kernel, class Epi, int kSlices = 0>
 struct Config {
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using KernelSchedule = Kernel;
   using EpilogueSchedule = Epi;
-  static constexpr bool kOverlappedPromotion = kOverlap;
+  static constexpr int kPromotionSlices = kSlices;
 };
 
 using cute::_1;
@@ -84,39 +88,42 @@ using Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::gemm:
 using Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                         cutlass::epilogue::TmaWarpSpecialized>;
 using Fp8Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                           cutlass::epilogue::TmaWarpSpecialized, true>;
+                           cutlass::epilogue::TmaWarpSpecialized, 1>;
 using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                           cutlass::epilogue::TmaWarpSpecialized, true>;
+                           cutlass::epilogue::TmaWarpSpecialized, 1>;
 
-// fp8 replacements for the two 128-row configs. The fp8 mainloop without
-// "fast accumulation" keeps two accumulator sets (wgmma's, promoted into
-// fp32 every few k-blocks: see docs/gemm.md), so a warpgroup owning 64×256
-// or 128×128 outputs needs 2·128 registers for them alone and ptxas spills
-// (~900 B per thread, measured). 64×128 per warpgroup fits, even with the
-// overlapped promotion's third set (3 × 64 registers; ptxas: 0 spills):
-// kSm90Wide → 128×128×128 cooperative (each warpgroup 64×128), cluster 2×1;
+// Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
+// sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the
+// overlapped promotion. The tiles and their promotion (kSlices above):
+// kSm90Wide → 128×256×128 cooperative, cluster 2×1 — int8's Wide tile. Each
+// warpgroup owns 64×256 outputs (128 registers) and promotes in 4 slices of
+// 64 columns (2 × 32 more registers; ptxas: 0 spills under the consumers'
+// 232-register setmaxnreg). The highest MMA per shared-memory byte: on the
+// H100, 850 µs at 8192³ against 977 for 128×128 and 907 for 128×192, the
+// fastest tile wherever its tiles fill their waves (dispatch_table.h).
+// kSm90Coop128 → 128×128×128 cooperative (each warpgroup 64×128: three whole
+// sets, 3 × 64 registers), cluster 2×1 — the most tiles, for problems whose
+// larger tiles fill the SMs badly.
 // kSm90Square → 64×128×128 ping-pong, cluster 2×1 (B multicast along M);
-// kSm90Narrow → int8's Narrow with the overlapped promotion.
-// The overlap made them 5–20 % faster at M = 128–2048 (1024×4096×14336:
-// 126.6 → 89.6 µs, 256×4096×4096 17.2 → 14.9; docs/gemm.md).
-using Fp8Wide = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                       cutlass::epilogue::TmaWarpSpecializedCooperative, true>;
+// kSm90Narrow → int8's Narrow; kSm90Small* → int8's Small tiles.
+// The overlap made the 64×128 and 128×128 tiles 5–20 % faster at M =
+// 128–2048 (1024×4096×14336: 126.6 → 89.6 µs, 256×4096×4096 17.2 → 14.9),
+// the slices 128×192 5–12 % and let 128×256 run at all (docs/gemm.md).
+using Fp8Wide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative, 4>;
+using Fp8Coop128 = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
 using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                         cutlass::epilogue::TmaWarpSpecialized, true>;
+                         cutlass::epilogue::TmaWarpSpecialized, 1>;
 using Fp8Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                         cutlass::epilogue::TmaWarpSpecialized, true>;
+                         cutlass::epilogue::TmaWarpSpecialized, 1>;
 
-// kSm90Wide192 (precise fp8 only) — the largest problems. The widest tile
-// CUTLASS's own two accumulator sets fit (each warpgroup owns 64×192 outputs,
-// 2 × 96 registers; ptxas: 0 spills under the consumers' 232-register
-// setmaxnreg) — too wide for a third set, so it promotes without overlap.
-// Against 128×128 it moves 17 % fewer shared-memory bytes per MAC; it won
-// where there are many waves of tiles and long K or wide N (8192×57344×8192
-// 8476 → 6923 µs, 4096×8192×28672 1941 → 1616 µs against the overlapped
-// 128×128) and lost where its coarser tiles fill the SMs worse (M ≤ 2048,
-// N ≤ 6144).
+// kSm90Wide192 (precise fp8 only) — 128×192×128 cooperative, cluster 2×1,
+// promoting in 2 slices of 96 columns (96 + 2 × 48 registers). Between the
+// other two in tile size: where neither 128×256 nor 128×128 tiles fill
+// their waves well (384×10240×8192: 75.5 µs against 92.6 and 97.4).
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                          cutlass::epilogue::TmaWarpSpecializedCooperative>;
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
 // CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in

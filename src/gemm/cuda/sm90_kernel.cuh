@@ -94,8 +94,13 @@ struct Kernel {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       typename Config::KernelSchedule>::CollectiveOp;
-  using CollectiveMainloop = std::conditional_t<Config::kOverlappedPromotion && !Tree::kInt8,
-                                                Fp8OverlappedPromotion<BuilderMainloop>, BuilderMainloop>;
+  // Precise fp8 promotes with the mainloops of sm90_fp8_overlap.cuh (the
+  // config's kPromotionSlices); int8 and fast fp8 have nothing to promote.
+  static constexpr int kSlices = Tree::kInt8 || Config::kPromotionSlices == 0 ? 0 : Config::kPromotionSlices;
+  using CollectiveMainloop = std::conditional_t<
+      kSlices == 0, BuilderMainloop,
+      std::conditional_t<kSlices == 1, Fp8OverlappedPromotion<BuilderMainloop>,
+                         Fp8SlicedPromotion<BuilderMainloop, (kSlices > 1 ? kSlices : 2)>>>;
 
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
                                                           CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
@@ -164,9 +169,12 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
       return Kernel<std::conditional_t<kInt8, Small2x1, Fp8Small2x1>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Narrow2x1:  // precise fp8: its kSm90Square is this tile
       return Kernel<std::conditional_t<kInt8, Narrow2x1, Fp8Square>, Input, Output>::run(args, sm_count);
-    case GemmKernel::kSm90Wide192:
-      if constexpr (kInt8) return false;  // precise fp8 only
+    case GemmKernel::kSm90Wide192:  // precise fp8 only
+      if constexpr (kInt8) return false;
       else return Kernel<Fp8Wide192, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Coop128:  // precise fp8 only
+      if constexpr (kInt8) return false;
+      else return Kernel<Fp8Coop128, Input, Output>::run(args, sm_count);
     default: return false;
   }
 }
