@@ -70,8 +70,9 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // where waves = ceil(tiles / SMs), the M tiles rounded up to the cluster's
 // two, and the times per MAC are the tiles' at 8192³ on the H100 (850 / 907 /
 // 977 µs: 1, 1.067, 1.15). Against the fastest of the three measured on
-// every (N, K) of the grid at M = 384 … 4096 (50 shapes), the
-// model's pick cost 0.4 % (geomean), at most 6 % (512×28672×4096).
+// every (N, K) of the grid at M = 384 … 4096 and at two M = 8192
+// shapes (50 shapes), the model's pick cost 0.4 % (geomean), at most 6 %
+// (768×57344×8192, 512×28672×4096).
 enum class Fp8Tile : uint8_t { k128x256, k128x192, k128x128 };
 constexpr Fp8Tile fp8_precise_tile(int64_t m, int64_t n, int sm_count) {
   const auto modelled = [&](int64_t tile_n, int64_t per_mac) {

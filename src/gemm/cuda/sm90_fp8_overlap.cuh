@@ -33,6 +33,21 @@
 
 namespace qgemm::detail::sm90 {
 
+// The calling warpgroup's wgmma descriptors of `mma` over every pipeline
+// stage: A (MMA, MMA_M, MMA_K, PIPE) and B (MMA, MMA_N, MMA_K, PIPE).
+template <class SmemLayoutA, class SmemLayoutB, class Mma, class TensorStorage>
+CUTLASS_DEVICE auto warpgroup_descriptors(Mma& mma, TensorStorage& shared_tensors, int thread_idx) {
+  using namespace cute;
+  Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
+  Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
+  constexpr int kWarpGroups = size(Mma{}) / cutlass::NumThreadsPerWarpGroup;
+  const auto group_layout = make_layout(Int<kWarpGroups>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
+  const int group = __shfl_sync(0xffffffff, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
+  auto thread_mma = mma.get_slice(group_layout(group));
+  return make_tuple(thread_mma.make_fragment_A(thread_mma.partition_A(sA)),
+                    thread_mma.make_fragment_B(thread_mma.partition_B(sB)));
+}
+
 template <class Base>
 struct Fp8OverlappedPromotion : Base {
   using typename Base::MainloopPipeline;
@@ -50,15 +65,10 @@ struct Fp8OverlappedPromotion : Base {
     using namespace cute;
     clear(accum);
     if (k_tile_count <= 0) return;
-    Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
-    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    constexpr int kWarpGroups = size(TiledMma{}) / cutlass::NumThreadsPerWarpGroup;
-    const auto group_layout = make_layout(Int<kWarpGroups>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
-    const int group = __shfl_sync(0xffffffff, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
     TiledMma tiled_mma;
-    auto thread_mma = tiled_mma.get_slice(group_layout(group));
-    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,MMA_M,MMA_K,PIPE) descriptors
-    Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,MMA_N,MMA_K,PIPE)
+    auto descriptors = warpgroup_descriptors<SmemLayoutA, SmemLayoutB>(tiled_mma, shared_tensors, thread_idx);
+    auto& tCrA = get<0>(descriptors);  // (MMA,MMA_M,MMA_K,PIPE)
+    auto& tCrB = get<1>(descriptors);  // (MMA,MMA_N,MMA_K,PIPE)
     // One promotion per k-tile equals CUTLASS's default interval (four
     // wgmma k-steps) only for k-tiles of four k-steps (128 fp8 elements).
     static_assert(decltype(size<2>(tCrA))::value == 4, "the precise mode promotes every 4 wgmma k-steps");
@@ -179,14 +189,10 @@ struct Fp8SlicedPromotion : Base {
     using namespace cute;
     clear(accum);
     if (k_tile_count <= 0) return;
-    Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
-    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    const auto group_layout = make_layout(Int<kWarpGroups>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
-    const int group = __shfl_sync(0xffffffff, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
     SliceMma slice_mma;
-    auto thread_mma = slice_mma.get_slice(group_layout(group));
-    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,1,MMA_K,PIPE)
-    Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,kSlices,MMA_K,PIPE)
+    auto descriptors = warpgroup_descriptors<SmemLayoutA, SmemLayoutB>(slice_mma, shared_tensors, thread_idx);
+    auto& tCrA = get<0>(descriptors);  // (MMA,1,MMA_K,PIPE)
+    auto& tCrB = get<1>(descriptors);  // (MMA,kSlices,MMA_K,PIPE)
     static_assert(decltype(size<2>(tCrA))::value == 4, "the precise mode promotes every 4 wgmma k-steps");
     static_assert(decltype(size<1>(tCrA))::value == 1 && decltype(size<1>(tCrB))::value == kSlices);
     static_assert(decltype(size<1>(accum))::value == 1 && decltype(size<2>(accum))::value == 1,
