@@ -19,9 +19,9 @@ namespace qgemm::detail::sm90 {
 // kSlices (precise fp8 only; int8 and fast fp8 ignore it): how the mainloop
 // promotes the wgmma partial sums into fp32 once per k-tile, hidden under the
 // next wgmma batch (sm90_fp8_overlap.cuh):
-//   1 — Fp8OverlappedPromotion, two partial sets of the whole warpgroup tile;
-//   2, 4 — Fp8SlicedPromotion, the tile's batch in that many N-slices, two
-//          partial sets of one slice (for tiles too wide for three sets);
+//   1 — two partial sets of the whole warpgroup tile;
+//   2, 4 — the tile's batch in that many N-slices, two partial sets of one
+//          slice (for tiles too wide for three whole sets);
 //   0 — CUTLASS's FP8 mainloop, which promotes without overlap.
 template <class Tile, class Cluster, class Kernel, class Epi, int kSlices = 0>
 struct Config {

@@ -1,28 +1,33 @@
 // sm90_fp8_overlap.cuh — the precise fp8 mainloop with its promotions hidden
-// under the next k-tile's wgmma.
+// under the next wgmma batch.
 //
 // Precise fp8 (docs/gemm.md) sums each k-tile's wgmma products into a
 // partial accumulator set P and adds P into the fp32 accumulators D once per
 // k-tile ("promotion"): D = Σ_k P_k. CUTLASS's FP8 mainloop keeps one P, so
 // every k-tile ends in warpgroup_wait<0> and the FADDs D += P, and the
-// warpgroup issues no wgmma meanwhile. Here two partial sets alternate:
+// warpgroup issues no wgmma meanwhile. Here two partial sets alternate, and
+// each k-tile's batch is issued as kSlices batches along N (wgmma
+// m64n(N/kSlices)k32 on the same A descriptors), batch j into P[j % 2]:
 //
-//   issue k-tile k into P[k % 2]  (first wgmma of the tile zeroes it)
-//   wait until only that batch is in flight   (k-tile k−1 is complete)
-//   D += P[(k−1) % 2]             (runs while the tensor cores work on k)
-//   release k-tile k−1's shared-memory stage
+//   issue batch j into P[j % 2]                 (its first wgmma zeroes it)
+//   wait until only that batch is in flight     (batch j−1 is complete)
+//   D[slice of j−1] += P[(j−1) % 2]             (runs while batch j computes)
+//   after k-tile k−1's last batch: release its shared-memory stage
 //
-// The sums are the same, in the same order (D = ((0 + P_0) + P_1) + …), as
-// CUTLASS's mainloop with its default promotion interval (one k-tile of 128,
-// four wgmma k-steps), so the results are bit-identical; the cost is a third
-// accumulator set (64×128 outputs per warpgroup: 3 × 64 registers).
+// kSlices = 1 (64×128 and 64×64 warpgroup tiles): two whole partial sets,
+// 3 × 64 registers for 64×128. Tiles too wide for that take slices: 64×256
+// in 4 (128 + 2·32 registers), 64×192 in 2 (96 + 2·48). A slice's registers
+// are a contiguous run of the tile's: wgmma's accumulator register r of a
+// thread holds column 8·(r / 4) + 2·(lane % 4) + r % 2 of its atom (PTX ISA,
+// "wgmma register fragments"), so slice s's register i is the tile's
+// register s·size(P) + i.
+//
+// Every output element gets the same sums in the same order (D = ((0 + P_0)
+// + P_1) + …) as with CUTLASS's mainloop at its default promotion interval
+// (one k-tile of 128, four wgmma k-steps), so the results are bit-identical.
 //
 // Only mma() differs from the builder's collective: loads, shared storage,
 // parameters and mma_tail (which releases the last stage) are inherited.
-//
-// Warpgroup tiles too wide for three sets (64×192, 64×256) take
-// Fp8SlicedPromotion below: the same overlap, one N-slice of the tile at a
-// time, so the two partial sets are each a slice wide.
 #pragma once
 
 #include <cstddef>
@@ -48,104 +53,8 @@ CUTLASS_DEVICE auto warpgroup_descriptors(Mma& mma, TensorStorage& shared_tensor
                     thread_mma.make_fragment_B(thread_mma.partition_B(sB)));
 }
 
-template <class Base>
-struct Fp8OverlappedPromotion : Base {
-  using typename Base::MainloopPipeline;
-  using typename Base::PipelineState;
-  using typename Base::TensorStorage;
-  using typename Base::Params;
-  using typename Base::TiledMma;
-  using typename Base::SmemLayoutA;
-  using typename Base::SmemLayoutB;
-  static_assert(Base::K_PIPE_MMAS == 1, "mma_tail must release exactly the last stage");
-
-  template <class FrgTensorC>
-  CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
-                          int k_tile_count, int thread_idx, TensorStorage& shared_tensors, Params const&) {
-    using namespace cute;
-    clear(accum);
-    if (k_tile_count <= 0) return;
-    TiledMma tiled_mma;
-    auto descriptors = warpgroup_descriptors<SmemLayoutA, SmemLayoutB>(tiled_mma, shared_tensors, thread_idx);
-    auto& tCrA = get<0>(descriptors);  // (MMA,MMA_M,MMA_K,PIPE)
-    auto& tCrB = get<1>(descriptors);  // (MMA,MMA_N,MMA_K,PIPE)
-    // One promotion per k-tile equals CUTLASS's default interval (four
-    // wgmma k-steps) only for k-tiles of four k-steps (128 fp8 elements).
-    static_assert(decltype(size<2>(tCrA))::value == 4, "the precise mode promotes every 4 wgmma k-steps");
-
-    Tensor even = make_fragment_like(accum);
-    Tensor odd = make_fragment_like(accum);
-    PipelineState smem_pipe_release = smem_pipe_read;
-
-    // One k-tile's wgmma batch into `part`, zeroing it first.
-    auto issue = [&](auto& part) {
-      pipeline.consumer_wait(smem_pipe_read, pipeline.consumer_try_wait(smem_pipe_read));
-      const int stage = smem_pipe_read.index();
-      tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
-      warpgroup_fence_operand(part);
-      warpgroup_arrive();
-      CUTLASS_PRAGMA_UNROLL
-      for (int k_block = 0; k_block < size<2>(tCrA); ++k_block) {
-        cute::gemm(tiled_mma, tCrA(_, _, k_block, stage), tCrB(_, _, k_block, stage), part);
-        tiled_mma.accumulate_ = GMMA::ScaleOut::One;
-      }
-      warpgroup_commit_batch();
-      warpgroup_fence_operand(part);
-      ++smem_pipe_read;
-    };
-    // D += part once its batch is complete (`in_flight` later batches may run on).
-    auto promote = [&](auto& part, auto in_flight) {
-      warpgroup_wait<decltype(in_flight)::value>();
-      warpgroup_fence_operand(part);
-      warpgroup_fence_operand(accum);
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < size(accum); ++i) accum(i) += part(i);
-      warpgroup_fence_operand(accum);
-    };
-    // Finishes `done`, the last batch issued, with `remaining` k-tiles left:
-    // the next goes into `next` first, so the promotion overlaps it. False
-    // when none was left.
-    auto step = [&](auto& done, auto& next, int remaining) {
-      if (remaining == 0) {
-        promote(done, Int<0>{});
-        return false;
-      }
-      issue(next);
-      promote(done, Int<1>{});
-      pipeline.consumer_release(smem_pipe_release);
-      ++smem_pipe_release;
-      return true;
-    };
-
-    issue(even);
-    CUTLASS_PRAGMA_NO_UNROLL
-    for (int remaining = k_tile_count - 1; step(even, odd, remaining) && step(odd, even, remaining - 1);
-         remaining -= 2) {
-    }
-    // The last k-tile's stage is released by the inherited mma_tail.
-  }
-};
-
-
-// The overlapped promotion for warpgroup tiles of one wgmma atom too wide for
-// three accumulator sets: each k-tile's batch is issued as kSlices batches
-// along N (wgmma m64n(N/kSlices)k32 on the same A descriptors), and slice j
-// goes into partial set P[j % 2]:
-//
-//   issue slice j of k-tile k into P[j % 2]      (zeroing it first)
-//   wait until only that batch is in flight      (slice j−1 is complete)
-//   D[slice j−1] += P[(j−1) % 2]                 (runs while slice j computes)
-//   after the last slice of k-tile k−1: release its shared-memory stage
-//
-// D + two slice-wide sets: 64×256 in 4 slices takes 128 + 2·32 registers,
-// 64×192 in 2 slices 96 + 2·48. A slice's registers are a contiguous run of
-// the tile's: wgmma's accumulator register r of a thread holds column
-// 8·(r / 4) + 2·(lane % 4) + r % 2 of its atom (PTX ISA, "wgmma register
-// fragments"), so slice s's register i is the tile's register s·size(P) + i.
-// Each output element gets the same per-k-tile sums in the same order as
-// with Fp8OverlappedPromotion (D = ((0 + P_0) + P_1) + …).
 template <class Base, int kSlices>
-struct Fp8SlicedPromotion : Base {
+struct Fp8OverlappedPromotion : Base {
   using typename Base::MainloopPipeline;
   using typename Base::PipelineState;
   using typename Base::TensorStorage;
@@ -155,7 +64,10 @@ struct Fp8SlicedPromotion : Base {
   using typename Base::SmemLayoutA;
   using typename Base::SmemLayoutB;
   static_assert(Base::K_PIPE_MMAS == 1, "mma_tail must release exactly the last stage");
-  static_assert(kSlices >= 2 && kSlices % 2 == 0, "a slice's partial set must not depend on the k-tile");
+  static_assert(kSlices >= 1, "at least one batch per k-tile");
+  // Batches per turn of the loop: a whole number of k-tiles in which batch
+  // j's set (j % 2) and slice (j % kSlices) repeat.
+  static constexpr int kPeriod = kSlices % 2 == 0 ? kSlices : 2 * kSlices;
 
   static constexpr int kWarpGroups = cute::size(TiledMma{}) / cutlass::NumThreadsPerWarpGroup;
   using SliceShape = cute::Shape<cute::tuple_element_t<0, TileShape>,
@@ -166,21 +78,20 @@ struct Fp8SlicedPromotion : Base {
                                  cute::GMMA::Major::K, cute::GMMA::Major::K>(),
       cute::Layout<cute::Shape<cute::Int<kWarpGroups>, cute::_1, cute::_1>>{}));
 
-  // Slice j's partial set: P[j % 2].
-  template <int kSlice, class Partial>
+  // Batch j's partial set: P[j % 2].
+  template <int kBatch, class Partial>
   CUTLASS_DEVICE static Partial& of_parity(Partial& even, Partial& odd) {
-    if constexpr (kSlice % 2 == 0) return even;
+    if constexpr (kBatch % 2 == 0) return even;
     else return odd;
   }
 
-  // step(0, r) && step(1, r − 1) && … && step(kSlices − 1, …). The loop
-  // leaves from its condition, as Fp8OverlappedPromotion's does: with an
-  // exit flag tested in the loop body instead, the exits rejoin the loop
-  // header, ptxas can no longer tell which batch a wait retires, and it
-  // serializes every wgmma (C7514).
-  template <class Step, size_t... kSlice>
-  CUTLASS_DEVICE static bool steps(Step& step, int remaining, std::index_sequence<kSlice...>) {
-    return (step(cute::Int<int(kSlice)>{}, remaining - int(kSlice)) && ...);
+  // step(0, r) && step(1, r − 1) && … && step(kPeriod − 1, …). The loop
+  // leaves from its condition: with an exit flag tested in the loop body
+  // instead, the exits rejoin the loop header, ptxas can no longer tell
+  // which batch a wait retires, and it serializes every wgmma (C7514).
+  template <class Step, size_t... kBatch>
+  CUTLASS_DEVICE static bool steps(Step& step, int remaining, std::index_sequence<kBatch...>) {
+    return (step(cute::Int<int(kBatch)>{}, remaining - int(kBatch)) && ...);
   }
 
   template <class FrgTensorC>
@@ -236,23 +147,23 @@ struct Fp8SlicedPromotion : Base {
       for (int i = 0; i < size(part); ++i) accum(slice * size(part) + i) += part(i);
       warpgroup_fence_operand(accum);
     };
-    // Finishes slice `done`, the last one issued, with `remaining` slices
-    // left: the next goes into the other set first, so the promotion
-    // overlaps it. False when none was left.
+    // Finishes batch `done` (of the loop's period), the last one issued,
+    // with `remaining` batches left: the next goes into the other set first,
+    // so the promotion overlaps it. False when none was left.
     auto step = [&](auto done_c, int remaining) {
-      constexpr int done = decltype(done_c)::value;
-      constexpr int next = (done + 1) % kSlices;
+      constexpr int done = decltype(done_c)::value, next = done + 1;
+      constexpr int done_slice = done % kSlices, next_slice = next % kSlices;
       if (remaining == 0) {
-        promote(of_parity<done>(even, odd), done, Int<0>{});
+        promote(of_parity<done>(even, odd), done_slice, Int<0>{});
         return false;
       }
-      if constexpr (next == 0) {
+      if constexpr (next_slice == 0) {
         ++smem_pipe_read;
         begin_k_tile();
       }
-      issue(of_parity<next>(even, odd), next);
-      promote(of_parity<done>(even, odd), done, Int<1>{});
-      if constexpr (next == 0) {  // k-tile k−1's batches are complete
+      issue(of_parity<next>(even, odd), next_slice);
+      promote(of_parity<done>(even, odd), done_slice, Int<1>{});
+      if constexpr (next_slice == 0) {  // k-tile k−1's batches are complete
         pipeline.consumer_release(smem_pipe_release);
         ++smem_pipe_release;
       }
@@ -262,8 +173,8 @@ struct Fp8SlicedPromotion : Base {
     begin_k_tile();
     issue(even, 0);
     CUTLASS_PRAGMA_NO_UNROLL
-    for (int remaining = k_tile_count * kSlices - 1; steps(step, remaining, std::make_index_sequence<kSlices>{});
-         remaining -= kSlices) {
+    for (int remaining = k_tile_count * kSlices - 1; steps(step, remaining, std::make_index_sequence<kPeriod>{});
+         remaining -= kPeriod) {
     }
     // The last k-tile's stage is released by the inherited mma_tail.
   }

@@ -97,10 +97,8 @@ struct Kernel {
   // Precise fp8 promotes with the mainloops of sm90_fp8_overlap.cuh (the
   // config's kPromotionSlices); int8 and fast fp8 have nothing to promote.
   static constexpr int kSlices = Tree::kInt8 || Config::kPromotionSlices == 0 ? 0 : Config::kPromotionSlices;
-  using CollectiveMainloop = std::conditional_t<
-      kSlices == 0, BuilderMainloop,
-      std::conditional_t<kSlices == 1, Fp8OverlappedPromotion<BuilderMainloop>,
-                         Fp8SlicedPromotion<BuilderMainloop, (kSlices > 1 ? kSlices : 2)>>>;
+  using CollectiveMainloop = std::conditional_t<kSlices == 0, BuilderMainloop,
+                                                Fp8OverlappedPromotion<BuilderMainloop, (kSlices > 0 ? kSlices : 1)>>;
 
   using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
                                                           CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
