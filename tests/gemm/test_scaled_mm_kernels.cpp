@@ -145,7 +145,7 @@ std::vector<KernelCase> kernel_cases() {
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
-                                GemmKernel::kSm90Coop128, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
+                                GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
                                 GemmKernel::kSm90SkinnyStream};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {
@@ -165,6 +165,11 @@ std::vector<KernelCase> kernel_cases() {
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{1, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
     for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
+    if (kernel == GemmKernel::kSm90Wide1x2) {
+      // Clusters along N: an odd number of N tiles (3) leaves the last
+      // cluster's second CTA past N; four M tiles, one of them ragged.
+      cases.push_back({kernel, 385, 600, 1040});
+    }
     if (kernel == GemmKernel::kSm90Direct) {
       // What it exists for: N (the output pitch) not a multiple of 8 — odd,
       // narrower than one tile, one past a tile — and a multiple of 8 only.

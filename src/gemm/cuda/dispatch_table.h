@@ -248,6 +248,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Narrow2x1:
     case GemmKernel::kSm90Wide192:
     case GemmKernel::kSm90Coop128:
+    case GemmKernel::kSm90Wide1x2:
       return true;
     default:
       return false;

@@ -30,8 +30,9 @@ enum class GemmKernel : uint8_t {
   kSm90SkinnyStream,  // skinny_stream_sm90.cu: M ≤ 16 on sm_90, kSkinny's tiles and MMAs with the weight
                       // streamed into shared memory by bulk copies (a producer warp, 4 stages)
   kSm90Coop128,  // precise fp8 only: 128×128×128, cluster 2×1, cooperative
+  kSm90Wide1x2,  // kSm90Wide's 128×256×128 cooperative tile with cluster 1×2 (odd counts of M tiles)
 };
-constexpr int kGemmKernelCount = 14;
+constexpr int kGemmKernelCount = 15;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -43,8 +44,8 @@ bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Square,
-// kSm90Narrow, kSm90Small1x2 and kSm90Small2x1 on the int8 tiles
+// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Wide1x2,
+// kSm90Square, kSm90Narrow, kSm90Small1x2 and kSm90Small2x1 on the int8 tiles
 // (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);

@@ -182,6 +182,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
+    case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
     case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128

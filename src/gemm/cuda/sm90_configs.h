@@ -49,6 +49,16 @@ using _192 = cute::Int<192>;
 using Wide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                     cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
+// kSm90Wide1x2 — Wide's tile with cluster 1×2, for an odd number of M
+// tiles. The persistent scheduler hands out whole clusters, so with 2×1 an
+// odd M-tile count leaves one CTA of each cluster in the last M row computing
+// zeros (TMA fills past M) while it occupies an SM: 384×10240 is 3 × 40 tiles
+// but 4 × 40 = 160 cluster slots, two waves on 132 SMs instead of one. With
+// 1×2 the pair shares the A tile by multicast along N (every grid N is an
+// even number of 256-column tiles) and no slot is wasted.
+using Wide1x2 = Config<Shape<_128, _256, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
 // kSm90Square — medium M and narrow N, where 128×256 tiles leave SMs idle.
 // Ping-pong: each consumer warpgroup owns a whole 128×128 tile and their
 // mainloops alternate, so one's epilogue hides under the other's MMAs — worth
@@ -111,6 +121,8 @@ using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::ge
 // the slices 128×192 5–12 % and let 128×256 run at all (docs/gemm.md).
 using Fp8Wide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                        cutlass::epilogue::TmaWarpSpecializedCooperative, 4>;
+using Fp8Wide1x2 = Config<Shape<_128, _256, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 4>;
 using Fp8Coop128 = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
 using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
@@ -135,12 +147,16 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // the kernel layer picks the cooperative / ping-pong kernel through their
 // base classes.
 // kSm90Wide → FastWide: 128×256×128 cooperative, cluster 2×1 (= Wide);
+// kSm90Wide1x2 → FastWide1x2: the same with cluster 1×2 (= Wide1x2);
 // kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square);
 // kSm90Narrow → FastNarrow: 64×128×128 ping-pong, cluster 1×2 (= Narrow);
 // kSm90Small1x2 / kSm90Small2x1 → FastSmall1x2 / FastSmall2x1 (64×64×128).
 using Fp8FastWide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>,
                            cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8FastWide1x2 = Config<Shape<_128, _256, _128>, Shape<_1, _2, _1>,
+                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8FastSquare = Config<Shape<_128, _128, _128>, Shape<_2, _1, _1>,
                              cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
                              cutlass::epilogue::TmaWarpSpecialized>;

@@ -159,6 +159,8 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   using NarrowConfig = std::conditional_t<kInt8, Narrow, Fp8Narrow>;
   switch (kernel) {
     case GemmKernel::kSm90Wide: return Kernel<WideConfig, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide1x2:
+      return Kernel<std::conditional_t<kInt8, Wide1x2, Fp8Wide1x2>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Square: return Kernel<SquareConfig, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Narrow: return Kernel<NarrowConfig, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Small1x2:
@@ -188,13 +190,14 @@ bool run_direct(const ScaledMmArgs& args, int sm_count) {
 }
 
 // Runs the fast-accumulation fp8 config `kernel` names (Fp8FastWide /
-// Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall1x2 / Fp8FastSmall2x1); false
+// Fp8FastWide1x2 / Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall1x2 / Fp8FastSmall2x1); false
 // for other kernels. Instantiated only by sm90_fp8fast_*.cu.
 template <class Output>
 bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   using Input = cutlass::float_e4m3_t;
   switch (kernel) {
     case GemmKernel::kSm90Wide: return Kernel<Fp8FastWide, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide1x2: return Kernel<Fp8FastWide1x2, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Square: return Kernel<Fp8FastSquare, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Narrow: return Kernel<Fp8FastNarrow, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Small1x2: return Kernel<Fp8FastSmall1x2, Input, Output>::run(args, sm_count);
