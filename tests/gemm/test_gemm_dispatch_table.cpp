@@ -46,23 +46,34 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::square_tiles_ragged(256, 8192, kH100Sms));
   EXPECT_FALSE(detail::square_tiles_ragged(256, 28672, kH100Sms));
   EXPECT_FALSE(detail::square_tiles_ragged(256, 12800, kH100Sms));  // 200 tiles: ≥ 1.5 waves
-  // 128×256 tiles with a less than half full last wave (1024×6144: 192 tiles).
-  EXPECT_TRUE(detail::ragged_last_wave(1024, 6144, kH100Sms));
-  EXPECT_FALSE(detail::ragged_last_wave(1024, 8192, kH100Sms));
-  // Precise fp8's tile model. 384×8192: three M tiles count as four (the
-  // cluster's pairs), so 128×256 gives 128 tiles (one wave) and 128×192 172
-  // (two): 128×256. 384×10240: 160 tiles (two waves) against 216 (two, of
-  // smaller tiles): 128×192. 512×4096: every tile fits one wave: the smallest.
-  using detail::Fp8Tile;
-  EXPECT_EQ(detail::fp8_precise_tile(384, 8192, kH100Sms), Fp8Tile::k128x256);
-  EXPECT_EQ(detail::fp8_precise_tile(384, 10240, kH100Sms), Fp8Tile::k128x192);
-  EXPECT_EQ(detail::fp8_precise_tile(512, 4096, kH100Sms), Fp8Tile::k128x128);
-  EXPECT_EQ(detail::fp8_precise_tile(8192, 8192, kH100Sms), Fp8Tile::k128x256);
+  // The Hopper tile model (M > 256). 384×10240: 3 × 40 tiles of 128×256 run
+  // as 4 × 40 = 160 with cluster 2×1 (two waves), 3 × 40 = 120 with 1×2
+  // (one): 1×2. 384×8192: 4 × 32 = 128, one wave either way: 2×1 (cheaper per
+  // MAC). 768×8192: 6 × 32 = 192 wide tiles (two waves) against 384 128×128
+  // tiles (three waves of half the area at 1.25×): 128×128 for int8; precise
+  // fp8's 128×192 (6 × 43 = 258, two waves of 3/4 the area at 1.05×).
+  // 8192×8192: 128×256, cluster 2×1.
+  using detail::kSm90Fp8Tiles;
+  using detail::kSm90Int8Tiles;
+  using detail::modelled_tile;
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 768, 8192, kH100Sms), GemmKernel::kSm90Square);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 768, 8192, kH100Sms), GemmKernel::kSm90Wide192);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 512, 4096, kH100Sms), GemmKernel::kSm90Coop128);
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  // An even M-tile count and an odd N-tile count (1024×11008: 8 × 43): 1×2
+  // rounds N up to 44 tiles and gains nothing; 2×1, cheaper per MAC.
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 1024, 11008, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[1], 384, 10240, kH100Sms), 128 * 256 * 1020);
+  EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[0], 384, 10240, kH100Sms), 2 * 128 * 256 * 1000);
   // No SMs reported: no wave condition holds.
-  EXPECT_FALSE(detail::ragged_last_wave(1024, 6144, 0));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
-  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8Wide256Best, 1024, 6144, 0));
-  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8Wide192Best, 1024, 6144, 0));
+  EXPECT_FALSE(detail::waves_hold(detail::Waves::kInt8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
+  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
@@ -94,7 +105,12 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {129, 10240, GemmKernel::kSm90Wide},
                 {256, 10240, GemmKernel::kSm90Wide},
                 {256, 28672, GemmKernel::kSm90Square},
+                // M > 256: the tile the tile model picks (kSm90Int8Tiles)
+                {384, 10240, GemmKernel::kSm90Wide1x2},
+                {640, 28672, GemmKernel::kSm90Wide1x2},
+                {448, 8192, GemmKernel::kSm90Wide},
                 {512, 10240, GemmKernel::kSm90Square},
+                {768, 8192, GemmKernel::kSm90Square},
                 {1024, 6144, GemmKernel::kSm90Square},
                 {1024, 8192, GemmKernel::kSm90Wide},
                 {8192, 8192, GemmKernel::kSm90Wide}},
@@ -117,12 +133,13 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {192, 10240, GemmKernel::kSm90Wide192},
                 {256, 6144, GemmKernel::kSm90Coop128},
                 {256, 28672, GemmKernel::kSm90Coop128},
-                // M > 256: the tile fp8_precise_tile models fastest
+                // M > 256: the tile the tile model picks (kSm90Fp8Tiles)
                 {384, 8192, GemmKernel::kSm90Wide},
-                {384, 10240, GemmKernel::kSm90Wide192},
+                {384, 10240, GemmKernel::kSm90Wide1x2},
+                {640, 6144, GemmKernel::kSm90Wide1x2},
                 {512, 4096, GemmKernel::kSm90Coop128},
                 {768, 4096, GemmKernel::kSm90Wide192},
-                {1024, 10240, GemmKernel::kSm90Coop128},
+                {1024, 10240, GemmKernel::kSm90Wide},
                 {2048, 8192, GemmKernel::kSm90Wide},
                 {4096, 8192, GemmKernel::kSm90Wide},
                 {4096, 6144, GemmKernel::kSm90Wide}},
@@ -145,6 +162,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {256, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide},
                 {257, 4096, GemmKernel::kSm90Square},
+                {384, 10240, GemmKernel::kSm90Wide1x2},
                 {1024, 6144, GemmKernel::kSm90Square},
                 {8192, 8192, GemmKernel::kSm90Wide}},
                "fp8 fast", true);
@@ -200,6 +218,11 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), k) << static_cast<int>(k);
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
+  // Every kernel the int8 table (which fp8 fast accumulation reads) names
+  // either has a fast build or runs precise.
+  for (const auto& rule : detail::kSm90Int8Rules) {
+    EXPECT_NE(detail::has_fp8_fast_variant(rule.kernel), detail::fp8_fast_runs_precise(rule.kernel)) << rule.why;
+  }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SkinnyStream));
   const auto takes_any_output = [](GemmKernel k) {
     return k == GemmKernel::kSkinny || k == GemmKernel::kSm90SkinnyStream || k == GemmKernel::kFallback ||

@@ -381,8 +381,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   };
   int sm_count = 0;
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
-  const GemmKernel at_1024 =
-      detail::ragged_last_wave(1024, 4096, sm_count) ? GemmKernel::kSm90Square : GemmKernel::kSm90Wide;
+  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Tiles, 1024, 4096, sm_count);
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
@@ -408,13 +407,10 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
       EXPECT_TRUE(detail::scaled_mm_cuda_choice(args).fp8_fast_accum) << "256x6144";
       args.n = args.ldo = w.n;
     }
-    args.fp8_fast_accum = false;  // the precise table: the tile fp8_precise_tile picks above M = 256
+    args.fp8_fast_accum = false;  // the precise table: the tile its tile model picks above M = 256
     if (w.m >= 512) {
-      const detail::Fp8Tile tile = detail::fp8_precise_tile(w.m, w.n, sm_count);
-      const GemmKernel want = tile == detail::Fp8Tile::k128x256   ? GemmKernel::kSm90Wide
-                              : tile == detail::Fp8Tile::k128x192 ? GemmKernel::kSm90Wide192
-                                                                  : GemmKernel::kSm90Coop128;
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), want) << "precise " << w.m;
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), detail::modelled_tile(detail::kSm90Fp8Tiles, w.m, w.n, sm_count))
+          << "precise " << w.m;
     }
   }
 }

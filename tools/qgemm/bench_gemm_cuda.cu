@@ -38,6 +38,7 @@
 #include "bench_gemm_sweep.h"
 #include "commands.h"
 #include "cuda_bench.h"
+#include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #include "gemm_peers_cuda.h"
 #include "qgemm/gemm.h"
@@ -309,10 +310,9 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
         if (input != DType::kInt8) bench_qgemm(ctx, s, input, nullptr, true);
         if (sweep) {
           for (GemmKernel kernel : swept) bench_qgemm(ctx, s, input, &kernel);
-          if (input != DType::kInt8) {  // the kernels with a fast-accumulation variant
-            for (GemmKernel kernel : {GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow,
-                                      GemmKernel::kSm90Square, GemmKernel::kSm90Wide}) {
-              bench_qgemm(ctx, s, input, &kernel, true);
+          if (input != DType::kInt8) {  // those with a fast-accumulation variant
+            for (GemmKernel kernel : swept) {
+              if (detail::has_fp8_fast_variant(kernel)) bench_qgemm(ctx, s, input, &kernel, true);
             }
           }
         }

@@ -12,23 +12,22 @@
 #include <limits>
 
 #include "gemm/cuda/kernels.h"
+#include "gemm/cuda/sm90_tile_swizzle.h"
 
 namespace qgemm::detail {
 
 // A rule's condition on how the problem's tiles fill the GPU's SMs.
 enum class Waves : uint8_t {
   kAny,
-  // 128×256 tiles leave the last wave less than half full (ragged_last_wave).
-  kWideRagged,
   // 128×128 tiles need more than one wave and less than one and a half
   // (square_tiles_ragged).
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
-  // Precise fp8: the 128×256 / 128×192 tile is the one fp8_precise_tile
-  // models fastest.
-  kFp8Wide256Best,
-  kFp8Wide192Best,
+  // Above M = 256: the rule's kernel is the tile the tile model picks from
+  // kSm90Int8Tiles / kSm90Fp8Tiles (modelled_tile).
+  kInt8TileModel,
+  kFp8TileModel,
 };
 
 struct GemmRule {
@@ -44,14 +43,6 @@ constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_
   return ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
 }
 
-// True when ceil(M/128)·ceil(N/256) tiles on `sm_count` SMs leave the last
-// wave less than half full (e.g. 1024×6144: 192 tiles = 1.45 waves on 132).
-constexpr bool ragged_last_wave(int64_t m, int64_t n, int sm_count) {
-  const int64_t tiles = tile_count(m, n, 128, 256);
-  const int64_t last = tiles % sm_count;
-  return sm_count > 0 && last != 0 && 2 * last < sm_count;
-}
-
 // True when 128×128 tiles need between one and one and a half waves (e.g.
 // 256×10240: 160 tiles on 132 SMs), where a second, mostly idle wave costs
 // nearly as much as the first.
@@ -65,35 +56,82 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
   return tile_count(m, n, 64, 64) <= sm_count;
 }
 
-// Precise fp8 above M = 256: which cooperative tile (cluster 2×1) fills the
-// SMs best for its speed. Modelled time = waves × tile area × time per MAC,
-// where waves = ceil(tiles / SMs), the M tiles rounded up to the cluster's
-// two, and the times per MAC are the tiles' at 8192³ on the H100 (850 / 907 /
-// 977 µs: 1, 1.067, 1.15). Against the fastest of the three measured on
-// every (N, K) of the grid at M = 384 … 4096 and at two M = 8192
-// shapes (50 shapes), the model's pick cost 0.4 % (geomean), at most 6 %
-// (768×57344×8192, 512×28672×4096).
-enum class Fp8Tile : uint8_t { k128x256, k128x192, k128x128 };
-constexpr Fp8Tile fp8_precise_tile(int64_t m, int64_t n, int sm_count) {
-  const auto modelled = [&](int64_t tile_n, int64_t per_mac) {
-    const int64_t m_tiles = ((m + 127) / 128 + 1) / 2 * 2;
-    const int64_t tiles = m_tiles * ((n + tile_n - 1) / tile_n);
-    const int64_t waves = (tiles + sm_count - 1) / sm_count;
-    return waves * 128 * tile_n * per_mac;
-  };
-  const int64_t wide = modelled(256, 1000), wide192 = modelled(192, 1067), coop128 = modelled(128, 1150);
-  if (wide <= wide192 && wide <= coop128) return Fp8Tile::k128x256;
-  return wide192 <= coop128 ? Fp8Tile::k128x192 : Fp8Tile::k128x128;
+// Above M = 256 on Hopper: which tile fills the SMs best for its speed.
+// The persistent scheduler deals output tiles round-robin to one CTA per SM,
+// in whole clusters, so an M×N problem takes
+//   waves = ceil(round_up(ceil(M / tile_m), cluster_m) ·
+//                round_up(ceil(N / tile_n), cluster_n) / SMs)
+// tile times, and a tile's time is its area × its time per MAC (K is the
+// same for every candidate, so it drops out). A cluster slot past the
+// problem still occupies an SM: with cluster 2×1, 384×10240 (3 × 40 tiles of
+// 128×256) runs as 4 × 40 = 160, two waves on 132 SMs; with 1×2, one. A
+// ping-pong CTA's two warpgroups take alternate tiles, one at a time on the
+// tensor cores, so they count as one tile at a time here too.
+//
+// The time per MAC, relative to the 128×256 cooperative tile (× 1000), is the
+// median over 240 shapes (M = 320 … 4096 in steps of 64–256, the eight
+// (N, K)) of time / (waves × area) on the H100 (`scripts/device_sweep_tiles.sh`,
+// bench/results/gemm-h100-sweep-tiles.json). The ping-pong 128×128 tile took
+// 1.15× longer per MAC when M is not a multiple of 128 (int8 and fast fp8
+// alike: 448×4096×14336 60.0 µs against 43.7 at M = 512, the same tile
+// count; not understood — the cooperative tiles show no such step), so its
+// cost has two values, fitted on the same data. The model's pick then cost
+// 1.5 % against the fastest candidate for int8 (geomean; the former rules
+// 6.9 %), 0.6 % for precise fp8 (the former model over the 2×1 tiles 1.5 %)
+// and 1.7 % for fp8 with fast accumulation (3.5 %); at the grid's M = 512 …
+// 4096 1.8 / 0.5 / 2.6 % (the former rules 1.3 / 0.9 / 1.2 %). The 64×128
+// ping-pong tiles measured 1.55× (int8) and 1.50× (fp8) the time per MAC and
+// would be picked at none of the 240 shapes: they are not candidates.
+struct TileCandidate {
+  GemmKernel kernel;
+  int64_t tile_m, tile_n, cluster_m, cluster_n;
+  int64_t cost;          // time per MAC, 128×256 cooperative = 1000 …
+  int64_t cost_ragged_m; // … and where M is not a multiple of tile_m
+};
+
+// int8, and fp8 with fast accumulation (its kernels are int8's tiles).
+constexpr TileCandidate kSm90Int8Tiles[] = {
+    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 1000},
+    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 1020},
+    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 1350},  // ping-pong
+};
+// Precise fp8 (each promoting under the next wgmma: sm90_configs.h).
+constexpr TileCandidate kSm90Fp8Tiles[] = {
+    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 1000},
+    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 1030},
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 1050},
+    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 1250},
+};
+
+constexpr int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count) {
+  const int64_t m_tiles = round_up((m + c.tile_m - 1) / c.tile_m, c.cluster_m);
+  const int64_t n_tiles = round_up((n + c.tile_n - 1) / c.tile_n, c.cluster_n);
+  const int64_t waves = (m_tiles * n_tiles + sm_count - 1) / sm_count;
+  return waves * c.tile_m * c.tile_n * (m % c.tile_m == 0 ? c.cost : c.cost_ragged_m);
 }
 
-constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
+// The candidate with the shortest modelled time (the first of equals: the
+// tables list the cheaper per MAC first).
+template <size_t N>
+constexpr GemmKernel modelled_tile(const TileCandidate (&candidates)[N], int64_t m, int64_t n, int sm_count) {
+  const TileCandidate* best = &candidates[0];
+  for (const TileCandidate& c : candidates) {
+    if (modelled_time(c, m, n, sm_count) < modelled_time(*best, m, n, sm_count)) best = &c;
+  }
+  return best->kernel;
+}
+
+// Whether `waves` holds for an M×N problem on `sm_count` SMs (the tile
+// models: whether they pick `kernel`).
+constexpr bool waves_hold(Waves waves, GemmKernel kernel, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
     case Waves::kAny: return true;
-    case Waves::kWideRagged: return ragged_last_wave(m, n, sm_count);
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
-    case Waves::kFp8Wide256Best: return sm_count > 0 && fp8_precise_tile(m, n, sm_count) == Fp8Tile::k128x256;
-    case Waves::kFp8Wide192Best: return sm_count > 0 && fp8_precise_tile(m, n, sm_count) == Fp8Tile::k128x192;
+    case Waves::kInt8TileModel: return sm_count > 0 && modelled_tile(kSm90Int8Tiles, m, n, sm_count) == kernel;
+    case Waves::kFp8TileModel: return sm_count > 0 && modelled_tile(kSm90Fp8Tiles, m, n, sm_count) == kernel;
   }
   return false;
 }
@@ -103,7 +141,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
 template <size_t N>
 constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, rule.kernel, m, n, sm_count)) {
       return &rule;
     }
   }
@@ -154,16 +192,27 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×256 tiles "
      "in one wave — 129×10240×8192 66.0 → 48.1 µs, 192×… 56.4 → 48.5, 256×… 53.4 → 49.0",
      Waves::kSquareRagged},
-    {512, 0, kAnyN, GemmKernel::kSm90Square,
-     "128×128 ping-pong was fastest at M = 256 and 512 on every (N, K): 128×256 tiles leave SMs idle"},
-    {1024, 0, kAnyN, GemmKernel::kSm90Square,
-     "M ≤ 1024 where 128×256 tiles leave the last wave of SMs less than half full: 128×128 ping-pong "
-     "(twice the tiles) — 1024×6144×4096 (1.45 waves) 50 → 41 µs, 1024×10240×8192 (2.4 waves) "
-     "133 → 124 µs on the H100; where the waves are full (N = 8192, 28672) 128×256 stayed faster",
-     Waves::kWideRagged},
+    {256, 0, kAnyN, GemmKernel::kSm90Square,
+     "M = 129–256 otherwise: 128×128 ping-pong was fastest at M = 256 on every (N, K) — "
+     "256×8192×8192 46.5 → 34.5 µs, 256×28672×4096 62.8 → 59.3 against 128×256 "
+     "(bench/results/gemm-h100-sweep.json)"},
+    // M > 256: the tile the tile model picks (kSm90Int8Tiles). Before it,
+    // 128×128 ping-pong up to M = 512 and where 128×256 tiles left a ragged
+    // last wave up to M = 1024, else 128×256 with cluster 2×1; the model's
+    // picks against those rules on the H100 (one call, µs, gemm-h100-sweep-tiles.json):
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
-     "compute-bound: 128×256 cooperative tiles, the highest MMA per shared-memory byte (fastest at "
-     "M = 1024 with N = 4096 and at most M = 2048 / 4096 shapes; within 1–6 % of 128×128 elsewhere)"},
+     "128×256, cluster 2×1: fewest waves for its speed, the highest MMA per shared-memory byte — "
+     "448×8192×8192 67.1 → 48.0 µs, 448×57344×8192 461.5 → 326.1 (M ≥ 2048: as before)",
+     Waves::kInt8TileModel},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide1x2,
+     "128×256, cluster 1×2, where an odd M-tile count wastes a wave with 2×1 — 384×10240×8192 95.5 → "
+     "54.3 µs, 640×57344×8192 716.9 → 429.6, 1152×10240×8192 177.0 → 139.7",
+     Waves::kInt8TileModel},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Square,
+     "128×128 ping-pong where twice the tiles fill the waves better — 768×8192×28672 288.0 → 243.3 µs, "
+     "1280×4096×14336 169.3 → 134.5, 1280×4096×4096 49.7 → 41.9",
+     Waves::kInt8TileModel},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "no SM count (not reached on a GPU): 128×256"},
 };
 
 // Precise fp8: "wide" is 128×256 cooperative (int8's tile), "wide192"
@@ -198,17 +247,26 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {256, 6144, kAnyN, GemmKernel::kSm90Coop128,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
     {256, 0, kAnyN, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
+    // M > 256: the tile the tile model picks (kSm90Fp8Tiles); before it, the
+    // same model over the three cluster-2×1 cooperative tiles. H100, µs, one
+    // call (gemm-h100-sweep-tiles.json), former → model pick:
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
-     "M > 256 where 128×256 tiles fill their waves best for their speed (fp8_precise_tile): e.g. "
-     "8192³ 850 µs against 907 (128×192) and 977 (128×128), 384×8192×28672 160 against 239 and 234",
-     Waves::kFp8Wide256Best},
+     "128×256 in 4 slices, cluster 2×1 — 8192³ 850 µs against 907 (128×192) and 977 (128×128); "
+     "896×10240×8192 163.8 → 140.7, 1088×8192×8192 162.7 → 137.9",
+     Waves::kFp8TileModel},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide1x2,
+     "128×256 in 4 slices, cluster 1×2, for odd M-tile counts — 384×10240×8192 75.4 → 54.3 µs, "
+     "1152×10240×8192 186.4 → 145.6, 640×6144×4096 42.1 → 30.0",
+     Waves::kFp8TileModel},
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide192,
-     "M > 256 where 128×192 tiles do: 384×10240×8192 75.5 µs against 92.6 (128×256) and 97.4 "
-     "(128×128), 768×4096×14336 65.2 against 76.6 and 82.4",
-     Waves::kFp8Wide192Best},
+     "128×192 in 2 slices where its tiles fill the waves best — 768×4096×14336 65.2 against 76.6 "
+     "(128×256) and 82.4 (128×128)",
+     Waves::kFp8TileModel},
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Coop128,
-     "M > 256 where 128×128's twice as many tiles fill the SMs best: 512×4096×4096 18.1 µs against "
-     "27.7 (128×256) and 22.8 (128×192), 1024×10240×8192 129 against 143 and 150"},
+     "128×128 cooperative, three whole partial sets — 512×4096×4096 18.1 µs against 27.7 (128×256) "
+     "and 22.8 (128×192), 1024×10240×8192 129 against 143 and 150",
+     Waves::kFp8TileModel},
+    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "no SM count (not reached on a GPU): 128×256"},
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum)
@@ -235,6 +293,13 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
+}
+
+// The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu): int8's
+// Hopper tiles.
+constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
+  return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide1x2 || kernel == GemmKernel::kSm90Square ||
+         kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -265,32 +330,6 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
 // any output already.
 constexpr GemmKernel unaligned_output_kernel(GemmKernel chosen) {
   return is_sm90_tma_kernel(chosen) ? GemmKernel::kSm90Direct : chosen;
-}
-
-// The Hopper kernels' persistent tile scheduler hands each wave of CTAs a
-// run of output tiles in raster order (along N when there are no more N
-// tiles than M tiles, else along M). With `swizzle` S > 1 (CUTLASS's
-// max_swizzle_size) the run snakes through bands of S tiles instead, so a
-// wave covers a squarer block of the output and fetches fewer distinct A
-// and B panels per k step from HBM (M = 8192, 128×256 tiles on 132 SMs: a
-// wave spanning ~2 rows of 40–224 tiles against ~8 × 16). Measured on the
-// H100 (`qgemm bench gemm --swizzle-sweep`, a scratch option timing every
-// swizzle 1/2/4/8 × raster order in one call, bench/results/
-// gemm-h100-swizzle-sweep*.json), swizzle 8 against the default, µs:
-//   8192×10240×8192  int8 1092 → 998, fp8 1308 → 1258, fp8 fast 1124 → 1047
-//   8192×28672×4096  int8 1607 → 1475, fp8 1833 → 1693, fp8 fast 1553 → 1471
-//   8192×57344×8192  int8 5818 → 5446, fp8 6872 → 6577, fp8 fast 5987 → 5688
-//   8192×8192×8192   fp8 fast 904 → 787 and 896 → 797 (two calls; an
-//                    in-call A/B against M = 8184, unswizzled, then read
-//                    11 % faster and 4 % slower: kept, the weakest case —
-//                    docs/gemm.md); int8 1.5–3 % slower, precise fp8
-//                    (128×192 tiles) 13 % slower
-// and no better at M ≤ 4096 (4096×57344×8192 within ±2 %), 2× slower at
-// M = 1024 (8 row tiles of 128: 1024×57344×8192 619 → 1388 µs).
-// `fp8_fast`: fp8 inputs with fast accumulation.
-constexpr int sm90_tile_swizzle(int64_t m, int64_t n, bool fp8_fast) {
-  const int64_t min_n = fp8_fast ? 8192 : 10240;
-  return m >= 8192 && n >= min_n ? 8 : 1;
 }
 
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).

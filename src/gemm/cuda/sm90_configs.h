@@ -2,8 +2,8 @@
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the configs of their input type for one (input, output) dtype pair (int8:
-// 6, precise fp8: 7), sm90_fp8fast_*.cu the five fast-accumulation fp8
-// configs (5 × 2 kernels): 36 in all.
+// 7, precise fp8: 8), sm90_fp8fast_*.cu the six fast-accumulation fp8
+// configs (6 × 2 kernels): 42 in all.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.

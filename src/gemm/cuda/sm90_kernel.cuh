@@ -22,7 +22,7 @@
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
-#include "gemm/cuda/dispatch_table.h"
+#include "gemm/cuda/sm90_tile_swizzle.h"
 #include "gemm/cuda/epilogue_evt.cuh"
 #include "gemm/cuda/sm90_direct_epilogue.cuh"
 #include "gemm/cuda/sm90_fp8_overlap.cuh"
