@@ -103,6 +103,9 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 6144, GemmKernel::kSm90Square},
                 {129, 10240, GemmKernel::kSm90Wide},
+                {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
+                {144, 57344, GemmKernel::kSm90Wide},
+                {192, 8192, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide},
                 {256, 28672, GemmKernel::kSm90Square},
                 // M > 256: the tile the tile model picks (kSm90Int8Tiles)
@@ -131,6 +134,9 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
+                {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
+                {136, 57344, GemmKernel::kSm90Wide192},
+                {192, 8192, GemmKernel::kSm90Coop128},
                 {256, 6144, GemmKernel::kSm90Coop128},
                 {256, 28672, GemmKernel::kSm90Coop128},
                 // M > 256: the tile the tile model picks (kSm90Fp8Tiles)

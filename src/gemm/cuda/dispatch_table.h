@@ -184,6 +184,18 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
      "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
+    // M = 129–192, N ≥ 6144: the tile model too (bench/results/gemm-h100-sweep-tiles-m129-256.json).
+    // The rules below it ran 128×128 ping-pong there, 1.2–1.3× slower at N ≥ 28672; above M = 192
+    // that tile's second M tile is at least half full and it ran 4–11 % faster than the model's
+    // pick at N ≥ 28672 (the partial-tile cost falls as the tile fills; not modelled), so the
+    // model starts at M = 257 there.
+    {192, 6144, kAnyN, GemmKernel::kSm90Wide,
+     "the tile model's pick — 136×28672×4096 73.0 → 61.1 µs, 144×57344×8192 280.3 → 214.3, "
+     "160×57344×8192 263.4 → 212.3",
+     Waves::kInt8TileModel},
+    {192, 6144, kAnyN, GemmKernel::kSm90Wide1x2, "the tile model's pick", Waves::kInt8TileModel},
+    {192, 6144, kAnyN, GemmKernel::kSm90Square,
+     "the tile model's pick (as before: 192×8192×8192, 160×8192×28672)", Waves::kInt8TileModel},
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
      "M = 193–256, N < 6144: four 64-row tiles sharing the weight tile by multicast in pairs (128 "
      "CTAs at N = 4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → "
@@ -240,6 +252,16 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192, N < 6144: three 64-row tiles along M, as for int8 — 129×4096×14336 50.5 → 41.6 "
      "µs, 192×4096×14336 43.1 → 39.1"},
+    // M = 129–192, N ≥ 6144: the tile model, as for int8.
+    {192, 6144, kAnyN, GemmKernel::kSm90Wide,
+     "the tile model's pick — 136×28672×4096 75.5 → 59.5 µs, 160×28672×4096 79.7 → 60.1",
+     Waves::kFp8TileModel},
+    {192, 6144, kAnyN, GemmKernel::kSm90Wide1x2, "the tile model's pick", Waves::kFp8TileModel},
+    {192, 6144, kAnyN, GemmKernel::kSm90Wide192,
+     "the tile model's pick — 136×57344×8192 302.1 → 239.8 µs, 176×57344×8192 263.7 → 211.8",
+     Waves::kFp8TileModel},
+    {192, 6144, kAnyN, GemmKernel::kSm90Coop128,
+     "the tile model's pick (as before: 192×8192×8192, 160×6144×4096)", Waves::kFp8TileModel},
     {256, 0, kAnyN, GemmKernel::kSm90Wide192,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
