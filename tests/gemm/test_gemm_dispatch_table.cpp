@@ -50,7 +50,7 @@ TEST(GemmDispatchTable, WavePredicates) {
   // as 4 × 40 = 160 with cluster 2×1 (two waves), 3 × 40 = 120 with 1×2
   // (one): 1×2. 384×8192: 4 × 32 = 128, one wave either way: 2×1 (cheaper per
   // MAC). 768×8192: 6 × 32 = 192 wide tiles (two waves) against 384 128×128
-  // tiles (three waves of half the area at 1.25×): 128×128 for int8; precise
+  // tiles (three waves of half the area at 1.125×): 128×128 for int8; precise
   // fp8's 128×192 (6 × 43 = 258, two waves of 3/4 the area at 1.05×).
   // 8192×8192: 128×256, cluster 2×1.
   using detail::kSm90Fp8Tiles;
@@ -65,6 +65,12 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 512, 4096, kH100Sms), GemmKernel::kSm90Coop128);
   EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  // The ping-pong tile's cost grows with the empty rows of its last M tile:
+  // 504×10240 (8 empty) runs it (measured 71 µs against 91 for 128×256),
+  // 448×10240 (64 empty) does not (89.5 against 90.8: equal).
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 504, 10240, kH100Sms), GemmKernel::kSm90Square);
+  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 448, 10240, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[2], 504, 10240, kH100Sms), 3 * 128 * (128 * 1125 + 8 * 560));
   // An even M-tile count and an odd N-tile count (1024×11008: 8 × 43): 1×2
   // rounds N up to 44 tiles and gains nothing; 2×1, cheaper per MAC.
   EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 1024, 11008, kH100Sms), GemmKernel::kSm90Wide);

@@ -71,36 +71,41 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // The time per MAC, relative to the 128×256 cooperative tile (× 1000), is the
 // median over 240 shapes (M = 320 … 4096 in steps of 64–256, the eight
 // (N, K)) of time / (waves × area) on the H100 (`scripts/device_sweep_tiles.sh`,
-// bench/results/gemm-h100-sweep-tiles.json). The ping-pong 128×128 tile took
-// 1.15× longer per MAC when M is not a multiple of 128 (int8 and fast fp8
-// alike: 448×4096×14336 60.0 µs against 43.7 at M = 512, the same tile
-// count; not understood — the cooperative tiles show no such step), so its
-// cost has two values, fitted on the same data. The model's pick then cost
-// 1.5 % against the fastest candidate for int8 (geomean; the former rules
-// 6.9 %), 0.6 % for precise fp8 (the former model over the 2×1 tiles 1.5 %)
-// and 1.7 % for fp8 with fast accumulation (3.5 %); at the grid's M = 512 …
-// 4096 1.8 / 0.5 / 2.6 % (the former rules 1.3 / 0.9 / 1.2 %). The 64×128
+// bench/results/gemm-h100-sweep-tiles.json). The ping-pong 128×128 tile is
+// slower where M is not a multiple of 128, in proportion to the rows its last
+// M tile leaves empty (int8 at N = 4096, K = 14336, one wave, µs: M = 512
+// 43.1, 504 43.3, 480 52.6, 448 60.2, 416 65.3, 392 69.3; the cooperative
+// 128×256 tile 73.4–74.2 at every one of them: bench/results/
+// gemm-h100-pingpong-ragged-m.json; ncu shows the SMs idle for part of the
+// kernel, i.e. the last M row's CTAs finishing late — not understood), so its
+// cost grows by `cost_ragged_m` × empty rows / 128, fitted on both sets. The
+// model's pick then cost 1.5 % against the fastest candidate for int8
+// (geomean; the former rules 6.9 %), 0.6 % for precise fp8 (the former model
+// over the 2×1 tiles 1.5 %) and 1.7 % for fp8 with fast accumulation (3.5 %);
+// at the grid's M = 512 … 4096 1.8 / 0.5 / 2.6 % (the former rules 1.3 / 0.9
+// / 1.2 %); on the 20 ragged shapes above 0.1 % (a flat ragged cost: 3.2 %,
+// at most 1.28×). The 64×128
 // ping-pong tiles measured 1.55× (int8) and 1.50× (fp8) the time per MAC and
 // would be picked at none of the 240 shapes: they are not candidates.
 struct TileCandidate {
   GemmKernel kernel;
   int64_t tile_m, tile_n, cluster_m, cluster_n;
-  int64_t cost;          // time per MAC, 128×256 cooperative = 1000 …
-  int64_t cost_ragged_m; // … and where M is not a multiple of tile_m
+  int64_t cost;           // time per MAC, 128×256 cooperative = 1000, plus …
+  int64_t cost_ragged_m;  // … this × the fraction of the last M tile's rows past M
 };
 
 // int8, and fp8 with fast accumulation (its kernels are int8's tiles).
 constexpr TileCandidate kSm90Int8Tiles[] = {
-    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 1000},
-    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 1020},
-    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 1350},  // ping-pong
+    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
+    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 0},
+    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560},  // ping-pong
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h).
 constexpr TileCandidate kSm90Fp8Tiles[] = {
-    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 1000},
-    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 1030},
-    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 1050},
-    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 1250},
+    {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
+    {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0},
+    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 0},
 };
 
 constexpr int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
@@ -109,7 +114,8 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
   const int64_t m_tiles = round_up((m + c.tile_m - 1) / c.tile_m, c.cluster_m);
   const int64_t n_tiles = round_up((n + c.tile_n - 1) / c.tile_n, c.cluster_n);
   const int64_t waves = (m_tiles * n_tiles + sm_count - 1) / sm_count;
-  return waves * c.tile_m * c.tile_n * (m % c.tile_m == 0 ? c.cost : c.cost_ragged_m);
+  const int64_t empty_rows = (c.tile_m - m % c.tile_m) % c.tile_m;  // in the last M tile
+  return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
 }
 
 // The candidate with the shortest modelled time (the first of equals: the
