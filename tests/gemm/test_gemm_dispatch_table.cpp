@@ -79,6 +79,7 @@ TEST(GemmDispatchTable, WavePredicates) {
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
   EXPECT_FALSE(detail::waves_hold(detail::Waves::kInt8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
+  EXPECT_EQ(detail::modelled_tile(detail::kSm90Int8Tiles, 1024, 6144, 0), GemmKernel::kSm90Wide);  // no division by 0
   EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
 }
 

@@ -113,7 +113,8 @@ constexpr int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple -
 constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count) {
   const int64_t m_tiles = round_up((m + c.tile_m - 1) / c.tile_m, c.cluster_m);
   const int64_t n_tiles = round_up((n + c.tile_n - 1) / c.tile_n, c.cluster_n);
-  const int64_t waves = (m_tiles * n_tiles + sm_count - 1) / sm_count;
+  const int64_t sms = sm_count > 0 ? sm_count : 1;  // (no SM count: one SM)
+  const int64_t waves = (m_tiles * n_tiles + sms - 1) / sms;
   const int64_t empty_rows = (c.tile_m - m % c.tile_m) % c.tile_m;  // in the last M tile
   return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
 }
