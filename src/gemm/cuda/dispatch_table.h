@@ -7,6 +7,7 @@
 // sm80_configs.h.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -71,27 +72,30 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 // The time per MAC, relative to the 128×256 cooperative tile (× 1000), is the
 // median over 240 shapes (M = 320 … 4096 in steps of 64–256, the eight
 // (N, K)) of time / (waves × area) on the H100 (`scripts/device_sweep_tiles.sh`,
-// bench/results/gemm-h100-sweep-tiles.json). The ping-pong 128×128 tile is
-// slower where M is not a multiple of 128, in proportion to the rows its last
-// M tile leaves empty (int8 at N = 4096, K = 14336, one wave, µs: M = 512
-// 43.1, 504 43.3, 480 52.6, 448 60.2, 416 65.3, 392 69.3; the cooperative
-// 128×256 tile 73.4–74.2 at every one of them: bench/results/
-// gemm-h100-pingpong-ragged-m.json; ncu shows the SMs idle for part of the
-// kernel, i.e. the last M row's CTAs finishing late — not understood), so its
-// cost grows by `cost_ragged_m` × empty rows / 128, fitted on both sets. The
-// model's pick then cost 1.5 % against the fastest candidate for int8
-// (geomean; the former rules 6.9 %), 0.6 % for precise fp8 (the former model
-// over the 2×1 tiles 1.5 %) and 1.7 % for fp8 with fast accumulation (3.5 %);
-// at the grid's M = 512 … 4096 1.8 / 0.5 / 2.6 % (the former rules 1.3 / 0.9
-// / 1.2 %); on the 20 ragged shapes above 0.1 % (a flat ragged cost: 3.2 %,
-// at most 1.28×). The 64×128
+// bench/results/gemm-h100-sweep-tiles.json). The 128×128 tiles — ping-pong
+// and precise fp8's cooperative alike — are slower where M is not a multiple
+// of 128, in proportion to the rows past M in the last cluster's M tiles
+// (int8 ping-pong at N = 4096, K = 14336, one wave, µs: M = 512 43.1, 504
+// 43.3, 480 52.6, 448 60.2, 416 65.3, 392 69.3; bench/results/
+// gemm-h100-pingpong-ragged-m.json; precise fp8 128×128 at N = 4096,
+// K = 14336: M = 768 82.6, 704 96.6, 640 106.0 — whose sixth M tile is all
+// padding — 576 109.2). The 128×192 and 128×256 tiles are not (73.4–74.2 µs
+// at every M above). ncu shows the SMs idle for part of the kernel, the last
+// M row's CTAs finishing late; why is not understood. So those tiles' cost
+// grows by `cost_ragged_m` × the rows past M (at most one tile's) / 128,
+// fitted on both sets. The model's pick then cost 1.0 % against the fastest
+// candidate for int8 (geomean; the former rules 6.9 %), 0.6 % for precise
+// fp8 (the former model over the 2×1 tiles 1.5 %) and 1.0 % for fp8 with
+// fast accumulation (3.5 %); at the grid's M = 512 … 4096 1.8 / 0.5 / 2.6 %
+// (the former rules 1.3 / 0.9 / 1.2 %); on the 20 ragged shapes above 0.1 %
+// (a flat ragged cost: 3.2 %, at most 1.28×). The 64×128
 // ping-pong tiles measured 1.55× (int8) and 1.50× (fp8) the time per MAC and
 // would be picked at none of the 240 shapes: they are not candidates.
 struct TileCandidate {
   GemmKernel kernel;
   int64_t tile_m, tile_n, cluster_m, cluster_n;
   int64_t cost;           // time per MAC, 128×256 cooperative = 1000, plus …
-  int64_t cost_ragged_m;  // … this × the fraction of the last M tile's rows past M
+  int64_t cost_ragged_m;  // … this × the rows past M (at most a tile's) / tile_m
 };
 
 // int8, and fp8 with fast accumulation (its kernels are int8's tiles).
@@ -105,7 +109,7 @@ constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
     {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0},
-    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 0},
+    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600},
 };
 
 constexpr int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
@@ -115,7 +119,9 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
   const int64_t n_tiles = round_up((n + c.tile_n - 1) / c.tile_n, c.cluster_n);
   const int64_t sms = sm_count > 0 ? sm_count : 1;  // (no SM count: one SM)
   const int64_t waves = (m_tiles * n_tiles + sms - 1) / sms;
-  const int64_t empty_rows = (c.tile_m - m % c.tile_m) % c.tile_m;  // in the last M tile
+  // Rows past M in the last cluster's M tiles (the cluster's padding tile
+  // included), at most one tile's.
+  const int64_t empty_rows = std::min(c.tile_m, m_tiles * c.tile_m - m);
   return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
 }
 
