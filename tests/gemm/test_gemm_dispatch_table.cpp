@@ -5,6 +5,9 @@
 // predicates draw their lines where their comments say.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <vector>
+
 #include "gemm/cuda/dispatch_table.h"
 
 namespace qgemm {
@@ -21,6 +24,13 @@ struct Pick {
   bool precise = false;  // fp8 fast accumulation only: the precise kernel runs
 };
 
+// Every kernel `rule` can run: its own and its tile model's candidates.
+std::vector<GemmKernel> kernels_of(const GemmRule& rule) {
+  std::vector<GemmKernel> kernels{rule.kernel};
+  for (size_t i = 0; i < rule.model.count; ++i) kernels.push_back(rule.model.candidates[i].kernel);
+  return kernels;
+}
+
 // `fast`: the picks are fp8 fast accumulation's (int8's table read for fp8,
 // precise where fp8_fast_runs_precise says), and `precise` is checked too.
 template <size_t N>
@@ -29,8 +39,9 @@ void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks,
   for (const Pick& p : picks) {
     const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
     ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
-    EXPECT_EQ(rule->kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
-    if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(rule->kernel), p.precise) << p.m << "x" << p.n;
+    const GemmKernel kernel = detail::rule_kernel(*rule, p.m, p.n, kH100Sms);
+    EXPECT_EQ(kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
+    if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(kernel), p.precise) << p.m << "x" << p.n;
   }
 }
 
@@ -53,34 +64,37 @@ TEST(GemmDispatchTable, WavePredicates) {
   // tiles (three waves of half the area at 1.125×): 128×128 for int8; precise
   // fp8's 128×192 (6 × 43 = 258, two waves of 3/4 the area at 1.05×).
   // 8192×8192: 128×256, cluster 2×1.
-  using detail::kSm90Fp8Tiles;
+  using detail::kSm90Fp8Model;
+  using detail::kSm90Int8Model;
   using detail::kSm90Int8Tiles;
   using detail::modelled_tile;
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
-  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
-  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 768, 8192, kH100Sms), GemmKernel::kSm90Square);
-  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 768, 8192, kH100Sms), GemmKernel::kSm90Wide192);
-  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 512, 4096, kH100Sms), GemmKernel::kSm90Coop128);
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
-  EXPECT_EQ(modelled_tile(kSm90Fp8Tiles, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Model, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Model, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 768, 8192, kH100Sms), GemmKernel::kSm90Square);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Model, 768, 8192, kH100Sms), GemmKernel::kSm90Wide192);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Model, 512, 4096, kH100Sms), GemmKernel::kSm90Coop128);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Fp8Model, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
   // The ping-pong tile's cost grows with the empty rows of its last M tile:
   // 504×10240 (8 empty) runs it (measured 71 µs against 91 for 128×256),
   // 448×10240 (64 empty) does not (89.5 against 90.8: equal).
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 504, 10240, kH100Sms), GemmKernel::kSm90Square);
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 448, 10240, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 504, 10240, kH100Sms), GemmKernel::kSm90Square);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 448, 10240, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[2], 504, 10240, kH100Sms), 3 * 128 * (128 * 1125 + 8 * 560));
   // An even M-tile count and an odd N-tile count (1024×11008: 8 × 43): 1×2
   // rounds N up to 44 tiles and gains nothing; 2×1, cheaper per MAC.
-  EXPECT_EQ(modelled_tile(kSm90Int8Tiles, 1024, 11008, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 1024, 11008, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[1], 384, 10240, kH100Sms), 128 * 256 * 1020);
   EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[0], 384, 10240, kH100Sms), 2 * 128 * 256 * 1000);
   // No SMs reported: no wave condition holds.
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(2, 16, 0));
-  EXPECT_FALSE(detail::waves_hold(detail::Waves::kInt8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
-  EXPECT_EQ(detail::modelled_tile(detail::kSm90Int8Tiles, 1024, 6144, 0), GemmKernel::kSm90Wide);  // no division by 0
-  EXPECT_FALSE(detail::waves_hold(detail::Waves::kFp8TileModel, GemmKernel::kSm90Wide, 1024, 6144, 0));
+  EXPECT_EQ(detail::modelled_tile(detail::kSm90Int8Model, 1024, 6144, 0), GemmKernel::kSm90Wide);  // no division by 0
+  // Without an SM count a model rule runs its own kernel.
+  const detail::GemmRule& model_rule = detail::kSm90Int8Rules[std::size(detail::kSm90Int8Rules) - 1];
+  EXPECT_EQ(detail::rule_kernel(model_rule, 384, 10240, 0), GemmKernel::kSm90Wide);
+  EXPECT_EQ(detail::rule_kernel(model_rule, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
@@ -234,15 +248,22 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   // Every kernel the int8 table (which fp8 fast accumulation reads) names
   // either has a fast build or runs precise.
   for (const auto& rule : detail::kSm90Int8Rules) {
-    EXPECT_NE(detail::has_fp8_fast_variant(rule.kernel), detail::fp8_fast_runs_precise(rule.kernel)) << rule.why;
+    for (GemmKernel k : kernels_of(rule)) {
+      EXPECT_NE(detail::has_fp8_fast_variant(k), detail::fp8_fast_runs_precise(k)) << rule.why;
+    }
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SkinnyStream));
   const auto takes_any_output = [](GemmKernel k) {
     return k == GemmKernel::kSkinny || k == GemmKernel::kSm90SkinnyStream || k == GemmKernel::kFallback ||
            k == GemmKernel::kSm90Direct;
   };
-  for (const auto& rule : detail::kSm90Int8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));
-  for (const auto& rule : detail::kSm90Fp8Rules) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(rule.kernel)));
+  const auto every_twin_takes_any_output = [&](const auto& rules) {
+    for (const auto& rule : rules) {
+      for (GemmKernel k : kernels_of(rule)) EXPECT_TRUE(takes_any_output(detail::unaligned_output_kernel(k)));
+    }
+  };
+  every_twin_takes_any_output(detail::kSm90Int8Rules);
+  every_twin_takes_any_output(detail::kSm90Fp8Rules);
 }
 
 TEST(GemmDispatchTable, EveryShapeHasARule) {

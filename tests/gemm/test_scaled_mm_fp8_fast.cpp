@@ -381,7 +381,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   };
   int sm_count = 0;
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
-  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Tiles, 1024, 4096, sm_count);
+  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count);
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
@@ -409,7 +409,7 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     }
     args.fp8_fast_accum = false;  // the precise table: the tile its tile model picks above M = 256
     if (w.m >= 512) {
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), detail::modelled_tile(detail::kSm90Fp8Tiles, w.m, w.n, sm_count))
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), detail::modelled_tile(detail::kSm90Fp8Model, w.m, w.n, sm_count))
           << "precise " << w.m;
     }
   }

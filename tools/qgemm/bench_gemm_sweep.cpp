@@ -9,11 +9,10 @@ using detail::GemmKernel;
 
 const std::vector<GemmKernel>& gemm_sweep_kernels() {
   static const std::vector<GemmKernel> kernels = {
-      GemmKernel::kSkinny,     GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
-      GemmKernel::kSm90Narrow, GemmKernel::kSm90Narrow2x1,    GemmKernel::kSm90Square,   GemmKernel::kSm90Wide,
-      GemmKernel::kSm90Wide1x2,
-      GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm80Small,       GemmKernel::kSm80Large,    GemmKernel::kSm90Direct,
-      GemmKernel::kFallback};
+      GemmKernel::kSkinny,       GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1,
+      GemmKernel::kSm90Narrow,   GemmKernel::kSm90Narrow2x1,    GemmKernel::kSm90Square,   GemmKernel::kSm90Wide,
+      GemmKernel::kSm90Wide1x2,  GemmKernel::kSm90Wide192,      GemmKernel::kSm90Coop128,  GemmKernel::kSm80Small,
+      GemmKernel::kSm80Large,    GemmKernel::kSm90Direct,       GemmKernel::kFallback};
   return kernels;
 }
 

@@ -25,19 +25,6 @@ enum class Waves : uint8_t {
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
-  // Above M = 256: the rule's kernel is the tile the tile model picks from
-  // kSm90Int8Tiles / kSm90Fp8Tiles (modelled_tile).
-  kInt8TileModel,
-  kFp8TileModel,
-};
-
-struct GemmRule {
-  int64_t max_m;  // the rule applies when M ≤ max_m …
-  int64_t min_n;  // … and min_n ≤ N ≤ max_n …
-  int64_t max_n;
-  GemmKernel kernel;
-  const char* why;
-  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
 };
 
 constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
@@ -98,13 +85,32 @@ struct TileCandidate {
   int64_t cost_ragged_m;  // … this × the rows past M (at most a tile's) / tile_m
 };
 
-// int8, and fp8 with fast accumulation (its kernels are int8's tiles).
+// int8, and fp8 with fast accumulation (its kernels are int8's tiles). Where
+// the model's pick gained most over the former rules (H100, one call, µs,
+// gemm-h100-sweep-tiles.json and gemm-h100-sweep-tiles-m129-256.json):
+//   128×256, 2×1: 448×8192×8192 67.1 → 48.0, 448×57344×8192 461.5 → 326.1,
+//                 144×57344×8192 280.3 → 214.3, 136×28672×4096 73.0 → 61.1
+//   128×256, 1×2 (odd M-tile counts): 384×10240×8192 95.5 → 54.3,
+//                 640×57344×8192 716.9 → 429.6, 1152×10240×8192 177.0 → 139.7
+//   128×128 ping-pong: 768×8192×28672 288.0 → 243.3, 1280×4096×14336
+//                 169.3 → 134.5, 1280×4096×4096 49.7 → 41.9
 constexpr TileCandidate kSm90Int8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 0},
     {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560},  // ping-pong
 };
-// Precise fp8 (each promoting under the next wgmma: sm90_configs.h).
+// Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
+// the model, the same formula over the three cluster-2×1 tiles above M = 256
+// and 128×128 at M = 129–256. Gains, as above:
+//   128×256, 2×1 (4 slices): 8192³ 850 against 907 (128×192) and 977
+//                 (128×128); 896×10240×8192 163.8 → 140.7, 1088×8192×8192
+//                 162.7 → 137.9, 160×28672×4096 79.7 → 60.1
+//   128×256, 1×2: 384×10240×8192 75.4 → 54.3, 1152×10240×8192 186.4 → 145.6,
+//                 640×6144×4096 42.1 → 30.0
+//   128×192 (2 slices): 768×4096×14336 65.2 against 76.6 (128×256) and 82.4
+//                 (128×128); 136×57344×8192 302.1 → 239.8
+//   128×128 cooperative (three whole partial sets): 512×4096×4096 18.1
+//                 against 27.7 (128×256) and 22.8 (128×192)
 constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
@@ -125,26 +131,40 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
   return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
 }
 
-// The candidate with the shortest modelled time (the first of equals: the
-// tables list the cheaper per MAC first).
-template <size_t N>
-constexpr GemmKernel modelled_tile(const TileCandidate (&candidates)[N], int64_t m, int64_t n, int sm_count) {
-  const TileCandidate* best = &candidates[0];
-  for (const TileCandidate& c : candidates) {
+// A tile model: candidates to pick from, the cheaper per MAC first.
+struct TileModel {
+  const TileCandidate* candidates = nullptr;
+  size_t count = 0;
+};
+constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / sizeof(kSm90Int8Tiles[0])};
+constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0])};
+
+// The candidate with the shortest modelled time (the first of equals).
+constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
+  const TileCandidate* best = &model.candidates[0];
+  for (size_t i = 1; i < model.count; ++i) {
+    const TileCandidate& c = model.candidates[i];
     if (modelled_time(c, m, n, sm_count) < modelled_time(*best, m, n, sm_count)) best = &c;
   }
   return best->kernel;
 }
 
-// Whether `waves` holds for an M×N problem on `sm_count` SMs (the tile
-// models: whether they pick `kernel`).
-constexpr bool waves_hold(Waves waves, GemmKernel kernel, int64_t m, int64_t n, int sm_count) {
+struct GemmRule {
+  int64_t max_m;  // the rule applies when M ≤ max_m …
+  int64_t min_n;  // … and min_n ≤ N ≤ max_n …
+  int64_t max_n;
+  GemmKernel kernel;  // … and runs this kernel, or, given a tile model and
+                      // an SM count, the model's pick
+  const char* why;
+  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
+  TileModel model = {};
+};
+
+constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
     case Waves::kAny: return true;
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
-    case Waves::kInt8TileModel: return sm_count > 0 && modelled_tile(kSm90Int8Tiles, m, n, sm_count) == kernel;
-    case Waves::kFp8TileModel: return sm_count > 0 && modelled_tile(kSm90Fp8Tiles, m, n, sm_count) == kernel;
   }
   return false;
 }
@@ -154,11 +174,17 @@ constexpr bool waves_hold(Waves waves, GemmKernel kernel, int64_t m, int64_t n, 
 template <size_t N>
 constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, rule.kernel, m, n, sm_count)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
       return &rule;
     }
   }
   return nullptr;
+}
+
+// The kernel `rule` runs for an M×N problem on `sm_count` SMs: its tile
+// model's pick where it has one (and an SM count), else its kernel.
+constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int sm_count) {
+  return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count) : rule.kernel;
 }
 
 constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();
@@ -203,12 +229,9 @@ constexpr GemmRule kSm90Int8Rules[] = {
     // pick at N ≥ 28672 (the partial-tile cost falls as the tile fills; not modelled), so the
     // model starts at M = 257 there.
     {192, 6144, kAnyN, GemmKernel::kSm90Wide,
-     "the tile model's pick — 136×28672×4096 73.0 → 61.1 µs, 144×57344×8192 280.3 → 214.3, "
-     "160×57344×8192 263.4 → 212.3",
-     Waves::kInt8TileModel},
-    {192, 6144, kAnyN, GemmKernel::kSm90Wide1x2, "the tile model's pick", Waves::kInt8TileModel},
-    {192, 6144, kAnyN, GemmKernel::kSm90Square,
-     "the tile model's pick (as before: 192×8192×8192, 160×8192×28672)", Waves::kInt8TileModel},
+     "the tile model's pick (kSm90Int8Tiles) — 136×28672×4096 73.0 → 61.1 µs, 144×57344×8192 "
+     "280.3 → 214.3, 160×57344×8192 263.4 → 212.3",
+     Waves::kAny, kSm90Int8Model},
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
      "M = 193–256, N < 6144: four 64-row tiles sharing the weight tile by multicast in pairs (128 "
      "CTAs at N = 4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → "
@@ -221,23 +244,14 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M = 129–256 otherwise: 128×128 ping-pong was fastest at M = 256 on every (N, K) — "
      "256×8192×8192 46.5 → 34.5 µs, 256×28672×4096 62.8 → 59.3 against 128×256 "
      "(bench/results/gemm-h100-sweep.json)"},
-    // M > 256: the tile the tile model picks (kSm90Int8Tiles). Before it,
-    // 128×128 ping-pong up to M = 512 and where 128×256 tiles left a ragged
-    // last wave up to M = 1024, else 128×256 with cluster 2×1; the model's
-    // picks against those rules on the H100 (one call, µs, gemm-h100-sweep-tiles.json):
+    // M > 256: the tile model. Before it, 128×128 ping-pong up to M = 512 and
+    // where 128×256 tiles left a ragged last wave up to M = 1024, else 128×256
+    // with cluster 2×1 (the kernel without an SM count).
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
-     "128×256, cluster 2×1: fewest waves for its speed, the highest MMA per shared-memory byte — "
-     "448×8192×8192 67.1 → 48.0 µs, 448×57344×8192 461.5 → 326.1 (M ≥ 2048: as before)",
-     Waves::kInt8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide1x2,
-     "128×256, cluster 1×2, where an odd M-tile count wastes a wave with 2×1 — 384×10240×8192 95.5 → "
-     "54.3 µs, 640×57344×8192 716.9 → 429.6, 1152×10240×8192 177.0 → 139.7",
-     Waves::kInt8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Square,
-     "128×128 ping-pong where twice the tiles fill the waves better — 768×8192×28672 288.0 → 243.3 µs, "
-     "1280×4096×14336 169.3 → 134.5, 1280×4096×4096 49.7 → 41.9",
-     Waves::kInt8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "no SM count (not reached on a GPU): 128×256"},
+     "the tile model's pick (kSm90Int8Tiles): 128×256 with cluster 2×1 or 1×2, or 128×128 ping-pong, "
+     "whichever fills the waves best for its speed — 384×10240×8192 95.5 → 54.3 µs (1×2), "
+     "448×57344×8192 461.5 → 326.1 (128×256), 768×8192×28672 288.0 → 243.3 (128×128)",
+     Waves::kAny, kSm90Int8Model},
 };
 
 // Precise fp8: "wide" is 128×256 cooperative (int8's tile), "wide192"
@@ -267,14 +281,9 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "µs, 192×4096×14336 43.1 → 39.1"},
     // M = 129–192, N ≥ 6144: the tile model, as for int8.
     {192, 6144, kAnyN, GemmKernel::kSm90Wide,
-     "the tile model's pick — 136×28672×4096 75.5 → 59.5 µs, 160×28672×4096 79.7 → 60.1",
-     Waves::kFp8TileModel},
-    {192, 6144, kAnyN, GemmKernel::kSm90Wide1x2, "the tile model's pick", Waves::kFp8TileModel},
-    {192, 6144, kAnyN, GemmKernel::kSm90Wide192,
-     "the tile model's pick — 136×57344×8192 302.1 → 239.8 µs, 176×57344×8192 263.7 → 211.8",
-     Waves::kFp8TileModel},
-    {192, 6144, kAnyN, GemmKernel::kSm90Coop128,
-     "the tile model's pick (as before: 192×8192×8192, 160×6144×4096)", Waves::kFp8TileModel},
+     "the tile model's pick (kSm90Fp8Tiles) — 136×28672×4096 75.5 → 59.5 µs, 136×57344×8192 302.1 → "
+     "239.8 (128×192)",
+     Waves::kAny, kSm90Fp8Model},
     {256, 0, kAnyN, GemmKernel::kSm90Wide192,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
@@ -282,26 +291,12 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {256, 6144, kAnyN, GemmKernel::kSm90Coop128,
      "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
     {256, 0, kAnyN, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
-    // M > 256: the tile the tile model picks (kSm90Fp8Tiles); before it, the
-    // same model over the three cluster-2×1 cooperative tiles. H100, µs, one
-    // call (gemm-h100-sweep-tiles.json), former → model pick:
+    // M > 256: the tile model (the kernel without an SM count: 128×256).
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
-     "128×256 in 4 slices, cluster 2×1 — 8192³ 850 µs against 907 (128×192) and 977 (128×128); "
-     "896×10240×8192 163.8 → 140.7, 1088×8192×8192 162.7 → 137.9",
-     Waves::kFp8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide1x2,
-     "128×256 in 4 slices, cluster 1×2, for odd M-tile counts — 384×10240×8192 75.4 → 54.3 µs, "
-     "1152×10240×8192 186.4 → 145.6, 640×6144×4096 42.1 → 30.0",
-     Waves::kFp8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide192,
-     "128×192 in 2 slices where its tiles fill the waves best — 768×4096×14336 65.2 against 76.6 "
-     "(128×256) and 82.4 (128×128)",
-     Waves::kFp8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Coop128,
-     "128×128 cooperative, three whole partial sets — 512×4096×4096 18.1 µs against 27.7 (128×256) "
-     "and 22.8 (128×192), 1024×10240×8192 129 against 143 and 150",
-     Waves::kFp8TileModel},
-    {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide, "no SM count (not reached on a GPU): 128×256"},
+     "the tile model's pick (kSm90Fp8Tiles): 128×256 with cluster 2×1 or 1×2, 128×192 or 128×128 "
+     "cooperative — 8192³ 850 µs (128×256) against 907 (128×192) and 977 (128×128), 384×10240×8192 "
+     "75.4 → 54.3 (1×2), 768×4096×14336 65.2 (128×192) against 76.6 and 82.4",
+     Waves::kAny, kSm90Fp8Model},
 };
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum)

@@ -140,7 +140,8 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
-  return {rule != nullptr ? rule->kernel : GemmKernel::kFallback, args.fp8_fast_accum};
+  return {rule != nullptr ? rule_kernel(*rule, args.m, args.n, info.sm_count) : GemmKernel::kFallback,
+          args.fp8_fast_accum};
 }
 
 // The Hopper table's choice, fitted to the layout: an output the TMA
