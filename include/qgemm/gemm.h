@@ -60,6 +60,31 @@ void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
                const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr,
                Fp8Accumulation fp8_accumulation = Fp8Accumulation::kPrecise);
 
+// The same with a workspace: scratch memory that lets the Hopper kernels
+// balance a problem's output tiles over the SMs (stream-K: where the tiles
+// would leave the last wave of CTAs partly idle, every SM takes an equal
+// share of those tiles' k loops, and the peers of a split tile add their
+// partial accumulators in the workspace, in a fixed order, so a call gives
+// the same bits on every run; int8 results are identical to the call
+// without a workspace, fp8 ones equal up to the fp32 summation order).
+// `workspace`: uint8, contiguous, 16-byte aligned, on out's device, at least
+// scaled_mm_workspace_bytes(device) bytes, apart from every other tensor of
+// the call. It needs no initialization and holds nothing between calls (the
+// call clears the flags it uses with a cudaMemsetAsync on `stream`), but
+// calls that may run at the same time (on different streams) need
+// workspaces of their own. The CPU backend and GPUs before Hopper ignore it.
+// An empty workspace (0 bytes) is the call without one.
+void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
+               const TensorView& scale_a, const TensorView& scale_b,
+               const std::optional<TensorView>& bias, const TensorView& workspace, Stream stream = nullptr,
+               Fp8Accumulation fp8_accumulation = Fp8Accumulation::kPrecise);
+
+// Bytes of scaled_mm's / scaled_mm_azp's workspace on `device`: two
+// 128×256 tiles of 32-bit partial sums and their flags per SM (34.6 MB on a
+// 132-SM H100; the most stream-K ever splits is two waves of tiles); 0 on
+// the CPU.
+int64_t scaled_mm_workspace_bytes(Device device);
+
 // Asymmetric (zero-point) activations, int8 only.
 //   per-tensor zero point (azp absent): azp_adj [N] int32 holds z_a·(1·B̂),
 //     D = scale_a · scale_b · (A·B − azp_adj) + bias
@@ -70,6 +95,12 @@ void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView&
                    const TensorView& scale_a, const TensorView& scale_b,
                    const TensorView& azp_adj, const std::optional<TensorView>& azp = std::nullopt,
                    const std::optional<TensorView>& bias = std::nullopt, Stream stream = nullptr);
+// The same with a workspace, as scaled_mm's above.
+void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
+                   const TensorView& scale_a, const TensorView& scale_b,
+                   const TensorView& azp_adj, const std::optional<TensorView>& azp,
+                   const std::optional<TensorView>& bias, const TensorView& workspace,
+                   Stream stream = nullptr);
 
 // Offline precomputation of the zero-point correction for scaled_mm_azp:
 //   out[n] = azp · Σ_k b[k,n]   (azp defaults to 1: plain column sums)

@@ -14,7 +14,7 @@ CUDA graphs). docs/python.md has the details.
 from . import _qgemm
 from ._arrays import Fp8, fp8
 from ._torch_ops import enabled as torch_ops_registered
-from .gemm import azp_adj, scaled_mm, scaled_mm_azp
+from .gemm import azp_adj, scaled_mm, scaled_mm_azp, scaled_mm_workspace_bytes
 from .fused import (add_rms_norm_quant, bias_gelu_quant, bias_gelu_quant_int32, layer_norm_quant,
                     layer_norm_quant_int32, rms_norm_quant, silu_and_mul_quant)
 from .quant import dequantize, pack_int4, quantize, quantize_weight_int4, unpack_int4
@@ -57,7 +57,8 @@ def programmatic_dependent_launch() -> bool:
 
 
 __all__ = [
-    "Fp8", "fp8", "scaled_mm", "scaled_mm_azp", "azp_adj", "quantize", "dequantize", "quantize_weight_int4",
+    "Fp8", "fp8", "scaled_mm", "scaled_mm_azp", "scaled_mm_workspace_bytes", "azp_adj", "quantize", "dequantize",
+    "quantize_weight_int4",
     "pack_int4", "unpack_int4", "rms_norm_quant", "add_rms_norm_quant", "layer_norm_quant", "layer_norm_quant_int32",
     "silu_and_mul_quant", "bias_gelu_quant", "bias_gelu_quant_int32", "weight_only_mm", "weight_only_prepack",
     "weight_only_workspace_bytes", "weight_only_dense_workspace_bytes", "weight_only_prepacked_shape",

@@ -200,3 +200,22 @@ def stream_for(like: Any, stream: Optional[Any]) -> Optional[int]:
 
         return cupy.cuda.get_current_stream().ptr
     return None
+
+
+def cuda_index(device: Any) -> Optional[int]:
+    """A CUDA device index, a torch.device / "cuda:N" / "cpu" as an index
+    (None: the CPU)."""
+    if device is None:
+        return None
+    if not isinstance(device, int):
+        text = str(device)
+        if text == "cpu":
+            return None
+        if text == "cuda":
+            return 0
+        if text.startswith("cuda:"):
+            return int(text.split(":", 1)[1])
+        raise ValueError(f"device: expected a CUDA index, 'cuda[:N]' or 'cpu', got {device!r}")
+    if device < 0:
+        raise ValueError(f"device: expected a CUDA device index >= 0, got {device}")
+    return device

@@ -112,48 +112,51 @@ def _register() -> None:
     custom_op = _remembering(torch_custom_op)
 
     # ---- gemm ----------------------------------------------------------
-    @custom_op("qgemm::scaled_mm_out", mutates_args=("out",))
+    # workspace: stream-K scratch the kernel writes (declared mutated), or
+    # None; always passed, as for weight_only_mm below.
+    @custom_op("qgemm::scaled_mm_out", mutates_args=("out", "workspace"))
     def scaled_mm_out(out: Tensor, a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor,
-                      bias: Optional[Tensor], fast_accum: bool = False) -> None:
+                      bias: Optional[Tensor], workspace: Optional[Tensor], fast_accum: bool = False) -> None:
         _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias,
-             fast_accum=fast_accum)
+             workspace=workspace, fast_accum=fast_accum)
 
     @scaled_mm_out.register_fake
-    def _(out, a, b, scale_a, scale_b, bias, fast_accum=False):
+    def _(out, a, b, scale_a, scale_b, bias, workspace, fast_accum=False):
         return None
 
-    @custom_op("qgemm::scaled_mm", mutates_args=())
+    @custom_op("qgemm::scaled_mm", mutates_args=("workspace",))
     def scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor],
-                  out_dtype: torch.dtype, fast_accum: bool = False) -> Tensor:
+                  out_dtype: torch.dtype, workspace: Optional[Tensor], fast_accum: bool = False) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
         _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias,
-             fast_accum=fast_accum)
+             workspace=workspace, fast_accum=fast_accum)
         return out
 
     @scaled_mm.register_fake
-    def _(a, b, scale_a, scale_b, bias, out_dtype, fast_accum=False):
+    def _(a, b, scale_a, scale_b, bias, out_dtype, workspace, fast_accum=False):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
-    @custom_op("qgemm::scaled_mm_azp_out", mutates_args=("out",))
+    @custom_op("qgemm::scaled_mm_azp_out", mutates_args=("out", "workspace"))
     def scaled_mm_azp_out(out: Tensor, a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, azp_adj: Tensor,
-                          azp: Optional[Tensor], bias: Optional[Tensor]) -> None:
+                          azp: Optional[Tensor], bias: Optional[Tensor], workspace: Optional[Tensor]) -> None:
         _run(_qgemm.scaled_mm_azp, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, azp_adj=azp_adj,
-             azp=azp, bias=bias)
+             azp=azp, bias=bias, workspace=workspace)
 
     @scaled_mm_azp_out.register_fake
-    def _(out, a, b, scale_a, scale_b, azp_adj, azp, bias):
+    def _(out, a, b, scale_a, scale_b, azp_adj, azp, bias, workspace):
         return None
 
-    @custom_op("qgemm::scaled_mm_azp", mutates_args=())
+    @custom_op("qgemm::scaled_mm_azp", mutates_args=("workspace",))
     def scaled_mm_azp(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, azp_adj: Tensor,
-                      azp: Optional[Tensor], bias: Optional[Tensor], out_dtype: torch.dtype) -> Tensor:
+                      azp: Optional[Tensor], bias: Optional[Tensor], out_dtype: torch.dtype,
+                      workspace: Optional[Tensor]) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
         _run(_qgemm.scaled_mm_azp, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, azp_adj=azp_adj,
-             azp=azp, bias=bias)
+             azp=azp, bias=bias, workspace=workspace)
         return out
 
     @scaled_mm_azp.register_fake
-    def _(a, b, scale_a, scale_b, azp_adj, azp, bias, out_dtype):
+    def _(a, b, scale_a, scale_b, azp_adj, azp, bias, out_dtype, workspace):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
     @custom_op("qgemm::azp_adj_out", mutates_args=("out",))

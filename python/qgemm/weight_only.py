@@ -52,29 +52,10 @@ def weight_only_mm(a: Any, w: Any, scales: Any, offsets: Any = None, group_size:
     return out
 
 
-def _cuda_index(device: Any) -> Optional[int]:
-    """A CUDA device index, a torch.device / "cuda:N" / "cpu" as an index
-    (None: the CPU)."""
-    if device is None:
-        return None
-    if not isinstance(device, int):
-        text = str(device)
-        if text == "cpu":
-            return None
-        if text == "cuda":
-            return 0
-        if text.startswith("cuda:"):
-            return int(text.split(":", 1)[1])
-        raise ValueError(f"device: expected a CUDA index, 'cuda[:N]' or 'cpu', got {device!r}")
-    if device < 0:
-        raise ValueError(f"device: expected a CUDA device index >= 0, got {device}")
-    return device
-
-
 def weight_only_workspace_bytes(device: Any = None) -> int:
     """Bytes of weight_only_mm's workspace on `device`: a CUDA device index,
     a torch.device / "cuda:N" / "cpu" (None or "cpu": 0, the CPU needs none)."""
-    index = _cuda_index(device)
+    index = _arrays.cuda_index(device)
     return 0 if index is None else int(_qgemm.weight_only_workspace_bytes(index))
 
 
@@ -83,7 +64,7 @@ def weight_only_dense_workspace_bytes(device: Any, n: int, k: int) -> int:
     path for an [N,K] weight on `device` (as weight_only_workspace_bytes; the
     CPU: 0): the dequantized weight in 16 bits, N·K·2, and at least
     weight_only_workspace_bytes(device)."""
-    index = _cuda_index(device)
+    index = _arrays.cuda_index(device)
     return int(_qgemm.weight_only_dense_workspace_bytes(-1 if index is None else index, int(n), int(k)))
 
 

@@ -141,3 +141,21 @@ def test_stream_is_ignored_on_the_cpu(rng):
     a, w, sa, sb = random_int8_problem(rng, 2, 3, 4)
     np.testing.assert_array_equal(qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32", stream=0),
                                   ref.scaled_mm(a, w.T, sa, sb))
+
+
+def test_workspace_on_the_cpu(rng):
+    # The CPU backend needs no workspace (0 bytes) and gives the same bits with one; a bad one is refused.
+    assert qgemm.scaled_mm_workspace_bytes() == qgemm.scaled_mm_workspace_bytes("cpu") == 0
+    a, w, sa, sb = random_int8_problem(rng, 5, 24, 40)
+    plain = qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32")
+    scratch = np.full(256, 0xAB, np.uint8)
+    np.testing.assert_array_equal(qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32", workspace=scratch), plain)
+    adj = qgemm.azp_adj(w.T, 3)
+    np.testing.assert_array_equal(qgemm.scaled_mm_azp(a, w.T, sa, sb, adj, out_dtype="fp32", workspace=scratch),
+                                  qgemm.scaled_mm_azp(a, w.T, sa, sb, adj, out_dtype="fp32"))
+    with pytest.raises(TypeError, match=r"^workspace: .*uint8"):
+        qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32", workspace=np.zeros(16, np.int8))
+    with pytest.raises(ValueError, match=r"^workspace: .*contiguous"):
+        qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32", workspace=scratch[::2])
+    with pytest.raises(ValueError, match=r"^workspace: must not overlap a"):
+        qgemm.scaled_mm(a, w.T, sa, sb, out_dtype="fp32", workspace=a.reshape(-1).view(np.uint8))

@@ -56,6 +56,27 @@ def test_scaled_mm_int8(device, m, n, k, out_dtype):
         torch.testing.assert_close(out.cpu(), cpu, rtol=eps, atol=1e-5)
 
 
+@cuda
+@pytest.mark.parametrize("m,n,k", [(136, 8192, 1024), (384, 10240, 512), (1000, 4096, 2048), (33, 600, 208)])
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float8_e4m3fn])
+def test_scaled_mm_with_workspace(m, n, k, dtype):
+    # With a workspace the Hopper dispatch may run stream-K: int8 gives the same bits as without one
+    # (exact int32 sums), fp8 the same values up to the fp32 summation order; twice the same bits.
+    a, w, sa, sb, bias = problem("cuda", m, n, k, seed=5)
+    if dtype != torch.int8:
+        a, w = (a.float() / 8).to(dtype), (w.float() / 8).to(dtype)
+    bias = bias.bfloat16()
+    workspace = torch.full((qgemm.scaled_mm_workspace_bytes(0),), 0xAB, dtype=torch.uint8, device="cuda")
+    plain = qgemm.scaled_mm(a, w.T, sa, sb, bias)
+    first = qgemm.scaled_mm(a, w.T, sa, sb, bias, workspace=workspace)
+    again = qgemm.scaled_mm(a, w.T, sa, sb, bias, workspace=workspace)
+    assert torch.equal(first, again)
+    if dtype == torch.int8:
+        assert torch.equal(first, plain)
+    else:
+        torch.testing.assert_close(first.double(), plain.double(), rtol=2**-7, atol=1e-2)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_scaled_mm_fp8_native_dtype(device):
     g = torch.Generator().manual_seed(3)
@@ -195,7 +216,7 @@ def test_errors_are_value_and_type_errors():
     with pytest.raises(TypeError, match=r"^a: expected dtype int8 or fp8e4m3, got fp32$"):
         qgemm.scaled_mm(a.float(), w.T, sa, sb, out_dtype=torch.float32)
     with pytest.raises(TypeError, match=r"^a: "):
-        torch.ops.qgemm.scaled_mm(a.float(), w.T, sa, sb, None, torch.float32)
+        torch.ops.qgemm.scaled_mm(a.float(), w.T, sa, sb, None, torch.float32, None)
 
 
 @cuda
@@ -214,11 +235,13 @@ def opcheck_cases(device):
     adj = qgemm.azp_adj(w.T)
     azp = torch.randint(-5, 5, (8,), dtype=torch.int32, device=device)
     q, s, _ = qgemm.quantize(x)
+    workspace = torch.empty(qgemm.scaled_mm_workspace_bytes(device), dtype=torch.uint8, device=device)
     ops = torch.ops.qgemm
     return [
-        (ops.scaled_mm, (a, w.T, sa, sb, bias.bfloat16(), torch.bfloat16)),
-        (ops.scaled_mm_out, (out, a, w.T, sa, sb, None)),
-        (ops.scaled_mm_azp, (a, w.T, sa, sb, adj, azp, None, torch.float16)),
+        (ops.scaled_mm, (a, w.T, sa, sb, bias.bfloat16(), torch.bfloat16, None)),
+        (ops.scaled_mm_out, (out, a, w.T, sa, sb, None, None)),
+        (ops.scaled_mm_out, (out, a, w.T, sa, sb, None, workspace)),
+        (ops.scaled_mm_azp, (a, w.T, sa, sb, adj, azp, None, torch.float16, None)),
         (ops.azp_adj, (w.T, 2)),
         (ops.quantize, (x, torch.int8, "per_token", False, False, 128, None, None)),
         (ops.quantize, (x, torch.int8, "per_group", True, True, 32, None, None)),

@@ -207,6 +207,31 @@ void check_no_overlap(const TensorView& t, const char* name, const TensorView& o
   }
 }
 
+void check_workspace(const TensorView& workspace, Device device, int64_t needed, const char* needed_from,
+                     std::initializer_list<NamedView> others) {
+  check_dtype(workspace, "workspace", {DType::kUInt8});
+  check_device(workspace, "workspace", device, "out");
+  check_rank(workspace, "workspace", 1);
+  if (workspace.size(0) > 1 && workspace.stride(0) != 1) {
+    fail(ErrorKind::kValue, "workspace: must be contiguous (stride 1), got stride " +
+                                std::to_string(workspace.stride(0)));
+  }
+  if (workspace.size(0) < needed) {
+    fail(ErrorKind::kValue, std::string("workspace: needs at least ") + needed_from + " = " +
+                                std::to_string(needed) + " bytes, got " + std::to_string(workspace.size(0)));
+  }
+  if (workspace.size(0) == 0) return;
+  check_not_null(workspace, "workspace");
+  const auto address = reinterpret_cast<uintptr_t>(workspace.data());
+  if (address % 16 != 0) {
+    fail(ErrorKind::kValue, "workspace: the CUDA kernels need a 16-byte aligned data pointer, got one at offset " +
+                                std::to_string(address % 16) + " from 16");
+  }
+  for (const NamedView& other : others) {
+    if (other.view != nullptr) check_no_overlap(workspace, "workspace", *other.view, other.name);
+  }
+}
+
 void check_device(const TensorView& t, const char* name, Device device, const char* device_owner) {
   if (t.device() != device) {
     fail(ErrorKind::kValue, std::string(name) + ": expected a tensor on " + device_string(device) +

@@ -55,6 +55,18 @@ bool check_broadcast_vector(const TensorView& t, const char* name, const char* n
 void check_no_overlap(const TensorView& t, const char* name, const TensorView& other,
                       const char* other_name);
 
+// A tensor of the call and its name in messages.
+struct NamedView {
+  const TensorView* view;
+  const char* name;
+};
+
+// A scratch workspace: uint8, rank 1, contiguous, on `device`, at least
+// `needed` bytes (`needed_from` names the function that says how many),
+// 16-byte aligned where not empty, and apart from every tensor in `others`.
+void check_workspace(const TensorView& workspace, Device device, int64_t needed, const char* needed_from,
+                     std::initializer_list<NamedView> others);
+
 // Every tensor of the call on `device`; `device_owner` names the tensor that
 // fixed the device in messages.
 void check_device(const TensorView& t, const char* name, Device device, const char* device_owner);

@@ -108,12 +108,23 @@ void run(const detail::ScaledMmArgs& args) {
 #endif
 }
 
-}  // namespace
+// The workspace of scaled_mm / scaled_mm_azp (qgemm/gemm.h) into `args`.
+void attach_workspace(detail::ScaledMmArgs& args, const TensorView& workspace, const TensorView& out,
+                      const TensorView& a, const TensorView& b, const TensorView& scale_a,
+                      const TensorView& scale_b, const std::optional<TensorView>& bias,
+                      const TensorView* azp_adj = nullptr, const std::optional<TensorView>& azp = std::nullopt) {
+  detail::check_workspace(workspace, args.device, scaled_mm_workspace_bytes(args.device),
+                          "scaled_mm_workspace_bytes(device)",
+                          {{&out, "out"}, {&a, "a"}, {&b, "b"}, {&scale_a, "scale_a"}, {&scale_b, "scale_b"},
+                           {bias ? &*bias : nullptr, "bias"}, {azp_adj, "azp_adj"}, {azp ? &*azp : nullptr, "azp"}});
+  args.workspace = workspace.size(0) > 0 ? workspace.data() : nullptr;
+  args.workspace_bytes = workspace.size(0);
+}
 
-void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
-               const TensorView& scale_a, const TensorView& scale_b,
-               const std::optional<TensorView>& bias, Stream stream,
-               Fp8Accumulation fp8_accumulation) {
+detail::ScaledMmArgs validate_scaled_mm_call(const TensorView& out, const TensorView& a, const TensorView& b,
+                                             const TensorView& scale_a, const TensorView& scale_b,
+                                             const std::optional<TensorView>& bias, Stream stream,
+                                             Fp8Accumulation fp8_accumulation) {
   if (fp8_accumulation != Fp8Accumulation::kPrecise && fp8_accumulation != Fp8Accumulation::kFast) {
     fail(ErrorKind::kValue, "fp8_accumulation: expected Fp8Accumulation::kPrecise or kFast, got " +
                                 std::to_string(static_cast<int>(fp8_accumulation)));
@@ -124,13 +135,13 @@ void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
   // is dropped here so that no backend ever sees it for int8.
   args.fp8_fast_accum =
       fp8_accumulation == Fp8Accumulation::kFast && args.input_dtype == DType::kFloat8E4M3;
-  run(args);
+  return args;
 }
 
-void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
-                   const TensorView& scale_a, const TensorView& scale_b, const TensorView& azp_adj,
-                   const std::optional<TensorView>& azp, const std::optional<TensorView>& bias,
-                   Stream stream) {
+detail::ScaledMmArgs validate_scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
+                                            const TensorView& scale_a, const TensorView& scale_b,
+                                            const TensorView& azp_adj, const std::optional<TensorView>& azp,
+                                            const std::optional<TensorView>& bias, Stream stream) {
   detail::ScaledMmArgs args =
       validate_scaled_mm("scaled_mm_azp", out, a, b, scale_a, scale_b, bias, stream);
   if (args.input_dtype != DType::kInt8) {
@@ -147,6 +158,48 @@ void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView&
     check_common(*azp, "azp", args.device);
     args.azp = azp->data_as<const int32_t>();
   }
+  return args;
+}
+
+}  // namespace
+
+void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
+               const TensorView& scale_a, const TensorView& scale_b,
+               const std::optional<TensorView>& bias, Stream stream,
+               Fp8Accumulation fp8_accumulation) {
+  run(validate_scaled_mm_call(out, a, b, scale_a, scale_b, bias, stream, fp8_accumulation));
+}
+
+void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
+               const TensorView& scale_a, const TensorView& scale_b,
+               const std::optional<TensorView>& bias, const TensorView& workspace, Stream stream,
+               Fp8Accumulation fp8_accumulation) {
+  detail::ScaledMmArgs args = validate_scaled_mm_call(out, a, b, scale_a, scale_b, bias, stream, fp8_accumulation);
+  attach_workspace(args, workspace, out, a, b, scale_a, scale_b, bias);
+  run(args);
+}
+
+int64_t scaled_mm_workspace_bytes(Device device) {
+  detail::check_backend_available(device, "scaled_mm_workspace_bytes");
+#if QGEMM_WITH_CUDA
+  if (device.is_cuda()) return detail::scaled_mm_workspace_bytes_cuda(device.index);
+#endif
+  return 0;
+}
+
+void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
+                   const TensorView& scale_a, const TensorView& scale_b, const TensorView& azp_adj,
+                   const std::optional<TensorView>& azp, const std::optional<TensorView>& bias,
+                   Stream stream) {
+  run(validate_scaled_mm_azp(out, a, b, scale_a, scale_b, azp_adj, azp, bias, stream));
+}
+
+void scaled_mm_azp(const TensorView& out, const TensorView& a, const TensorView& b,
+                   const TensorView& scale_a, const TensorView& scale_b, const TensorView& azp_adj,
+                   const std::optional<TensorView>& azp, const std::optional<TensorView>& bias,
+                   const TensorView& workspace, Stream stream) {
+  detail::ScaledMmArgs args = validate_scaled_mm_azp(out, a, b, scale_a, scale_b, azp_adj, azp, bias, stream);
+  attach_workspace(args, workspace, out, a, b, scale_a, scale_b, bias, &azp_adj, azp);
   run(args);
 }
 

@@ -39,6 +39,11 @@ struct ScaledMmArgs {
   const int32_t* azp_adj = nullptr;
   const int32_t* azp = nullptr;
 
+  // Scratch memory for stream-K (kSm90StreamK): null when the call brought
+  // none; at least scaled_mm_workspace_bytes(device) bytes otherwise.
+  void* workspace = nullptr;
+  int64_t workspace_bytes = 0;
+
   Device device{};
   Stream stream = nullptr;
 };

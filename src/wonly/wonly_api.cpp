@@ -226,27 +226,10 @@ void run(const detail::WeightOnlyArgs& args) {
 void check_workspace(const TensorView& workspace, const TensorView& out, const TensorView& a,
                      const TensorView& w, const TensorView& scales, const std::optional<TensorView>& offsets,
                      const std::optional<TensorView>& bias) {
-  detail::check_dtype(workspace, "workspace", {DType::kUInt8});
-  detail::check_device(workspace, "workspace", out.device(), "out");
-  detail::check_rank(workspace, "workspace", 1);
-  if (workspace.size(0) > 1 && workspace.stride(0) != 1) {
-    fail(ErrorKind::kValue, "workspace: must be contiguous (stride 1), got stride " +
-                                std::to_string(workspace.stride(0)));
-  }
-  const int64_t needed = weight_only_workspace_bytes(out.device());
-  if (workspace.size(0) < needed) {
-    fail(ErrorKind::kValue, "workspace: needs at least weight_only_workspace_bytes(device) = " +
-                                std::to_string(needed) + " bytes, got " + std::to_string(workspace.size(0)));
-  }
-  if (workspace.size(0) == 0) return;
-  detail::check_not_null(workspace, "workspace");
-  check_aligned16(workspace.data(), 0, false, "workspace");
-  detail::check_no_overlap(workspace, "workspace", out, "out");
-  detail::check_no_overlap(workspace, "workspace", a, "a");
-  detail::check_no_overlap(workspace, "workspace", w, "w");
-  detail::check_no_overlap(workspace, "workspace", scales, "scales");
-  if (offsets) detail::check_no_overlap(workspace, "workspace", *offsets, "offsets");
-  if (bias) detail::check_no_overlap(workspace, "workspace", *bias, "bias");
+  detail::check_workspace(workspace, out.device(), weight_only_workspace_bytes(out.device()),
+                          "weight_only_workspace_bytes(device)",
+                          {{&out, "out"}, {&a, "a"}, {&w, "w"}, {&scales, "scales"},
+                           {offsets ? &*offsets : nullptr, "offsets"}, {bias ? &*bias : nullptr, "bias"}});
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "common/cuda_buffer.h"
 #include "gemm/gemm_problem.h"
+#include "gemm/cuda/kernels.h"
 #include "gemm/scaled_mm_args.h"
 
 namespace qgemm::test {
@@ -33,6 +34,26 @@ struct DeviceProblem {
     if (p.c.zero_point == ZeroPoint::kPerToken) r.azp = static_cast<const int32_t*>(azp.get());
     r.device = Device::cuda(0);
     return r;
+  }
+};
+
+// A stream-K workspace (kSm90StreamK) for device 0, filled with garbage
+// first: the kernels need it uninitialized.
+struct StreamKWorkspace {
+  CudaBuffer buffer;
+  StreamKWorkspace() : buffer(static_cast<size_t>(detail::stream_k_workspace_bytes(sm_count()))) {
+    cudaMemset(buffer.get(), 0xab, buffer.bytes());
+  }
+  // `args` with this workspace, or with only `bytes` of it.
+  detail::ScaledMmArgs attach(detail::ScaledMmArgs args, int64_t bytes = -1) const {
+    args.workspace = buffer.get();
+    args.workspace_bytes = bytes < 0 ? static_cast<int64_t>(buffer.bytes()) : bytes;
+    return args;
+  }
+  static int sm_count() {
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    return sms;
   }
 };
 

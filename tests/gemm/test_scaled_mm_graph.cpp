@@ -14,54 +14,76 @@
 namespace qgemm::test {
 namespace {
 
+// Captures scaled_mm on `shape` (with `workspace` where given) on a user
+// stream, then replays it three times on fresh activations.
+void capture_and_replay(const GemmCase& shape, const TensorView* workspace) {
+  const Device gpu = Device::cuda(0);
+  auto rng = make_rng(static_cast<uint64_t>(shape.n));
+  GemmProblem p(shape, rng);
+  CudaBuffer a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), out(p.out.size());
+  cudaStream_t stream;
+  QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  cudaGraph_t graph;
+  QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const TensorView out_v = p.out_view(out.get(), gpu), a_v = p.a_view(a.get(), gpu), b_v = p.b_view(b.get(), gpu);
+  const TensorView sa_v = p.scale_a_view(sa.get(), gpu), sb_v = p.scale_b_view(sb.get(), gpu);
+  if (workspace != nullptr) {
+    scaled_mm(out_v, a_v, b_v, sa_v, sb_v, p.bias_view(bias.get(), gpu), *workspace, stream);
+  } else {
+    scaled_mm(out_v, a_v, b_v, sa_v, sb_v, p.bias_view(bias.get(), gpu), stream);
+  }
+  QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+
+  for (int replay = 0; replay < 3; ++replay) {
+    // New activations each replay, written into the captured input buffer.
+    GemmProblem fresh(shape, rng);
+    fresh.b = p.b, fresh.scale_a = p.scale_a, fresh.scale_b = p.scale_b, fresh.bias = p.bias;
+    QGEMM_TEST_CUDA(cudaMemcpyAsync(a.get(), fresh.a.data(), fresh.a.size(), cudaMemcpyHostToDevice, stream));
+    QGEMM_TEST_CUDA(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream));
+    QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
+    QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
+    std::vector<uint8_t> gpu_out;
+    out.download(gpu_out);
+    fresh.run_cpu();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < shape.m; ++i) {
+      for (int64_t j = 0; j < shape.n; ++j) {
+        const double cpu = fresh.out_value(i, j);
+        const double got = detail::load_float(gpu_out.data(), i * p.ldo + j, shape.out);
+        bad += !(std::fabs(got - cpu) <= unit_roundoff(shape.out) * std::fabs(cpu) + subnormal_spacing(shape.out));
+      }
+    }
+    EXPECT_EQ(bad, 0) << shape.name() << " replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
 TEST(ScaledMmGraph, CaptureAndReplayOnAUserStream) {
   QGEMM_SKIP_WITHOUT_GPU();
-  const Device gpu = Device::cuda(0);
   GemmCase c;
   c.m = 77, c.n = 128, c.k = 256;  // one aligned shape and ...
   GemmCase odd = c;
   odd.n = 100, odd.k = 72;  // ... one the fast kernels may not take
-  for (const GemmCase& shape : {c, odd}) {
-    auto rng = make_rng(static_cast<uint64_t>(shape.n));
-    GemmProblem p(shape, rng);
-    CudaBuffer a(p.a), b(p.b), sa(p.scale_a), sb(p.scale_b), bias(p.bias), out(p.out.size());
-    cudaStream_t stream;
-    QGEMM_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (const GemmCase& shape : {c, odd}) capture_and_replay(shape, nullptr);
+}
 
-    cudaGraph_t graph;
-    QGEMM_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    scaled_mm(p.out_view(out.get(), gpu), p.a_view(a.get(), gpu), p.b_view(b.get(), gpu),
-              p.scale_a_view(sa.get(), gpu), p.scale_b_view(sb.get(), gpu), p.bias_view(bias.get(), gpu),
-              stream);
-    QGEMM_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec;
-    QGEMM_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-
-    for (int replay = 0; replay < 3; ++replay) {
-      // New activations each replay, written into the captured input buffer.
-      GemmProblem fresh(shape, rng);
-      fresh.b = p.b, fresh.scale_a = p.scale_a, fresh.scale_b = p.scale_b, fresh.bias = p.bias;
-      QGEMM_TEST_CUDA(cudaMemcpyAsync(a.get(), fresh.a.data(), fresh.a.size(), cudaMemcpyHostToDevice, stream));
-      QGEMM_TEST_CUDA(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream));
-      QGEMM_TEST_CUDA(cudaGraphLaunch(exec, stream));
-      QGEMM_TEST_CUDA(cudaStreamSynchronize(stream));
-      std::vector<uint8_t> gpu_out;
-      out.download(gpu_out);
-      fresh.run_cpu();
-      int64_t bad = 0;
-      for (int64_t i = 0; i < shape.m; ++i) {
-        for (int64_t j = 0; j < shape.n; ++j) {
-          const double cpu = fresh.out_value(i, j);
-          const double got = detail::load_float(gpu_out.data(), i * p.ldo + j, shape.out);
-          bad += !(std::fabs(got - cpu) <= unit_roundoff(shape.out) * std::fabs(cpu) + subnormal_spacing(shape.out));
-        }
-      }
-      EXPECT_EQ(bad, 0) << shape.name() << " replay " << replay;
-    }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
-  }
+// With a workspace, on a shape where Hopper runs stream-K: the capture holds
+// the memset that clears the split tiles' flags, and each replay reuses the
+// workspace.
+TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const int64_t bytes = scaled_mm_workspace_bytes(gpu);
+  CudaBuffer scratch(static_cast<size_t>(bytes));
+  const TensorView workspace(scratch.get(), DType::kUInt8, {bytes}, gpu);
+  GemmCase c;
+  c.m = 136, c.n = 1024, c.k = 4096;
+  capture_and_replay(c, &workspace);
 }
 
 }  // namespace

@@ -265,6 +265,45 @@ TEST(ScaledMmValidation, Fp8AccumulationAcceptedForFp8IgnoredForInt8) {
   EXPECT_EQ(y.out_data, precise.out_data);
 }
 
+// The workspace overloads: uint8, rank 1, contiguous, apart from the other
+// tensors, on out's device; the CPU needs none (0 bytes) and runs the same
+// with one.
+TEST(ScaledMmValidation, Workspace) {
+  EXPECT_EQ(scaled_mm_workspace_bytes(Device::cpu()), 0);
+  std::vector<uint8_t> scratch(64, 0xab);
+  const TensorView workspace(scratch.data(), DType::kUInt8, {64});
+  Args plain, with;
+  plain.run();
+  scaled_mm(with.out, with.a, with.b, with.scale_a, with.scale_b, with.bias, workspace);
+  EXPECT_EQ(with.out_data, plain.out_data);
+  scaled_mm_azp(with.out, with.a, with.b, with.scale_a, with.scale_b, with.azp_adj, with.azp, with.bias,
+                TensorView(scratch.data(), DType::kUInt8, {0}));
+
+  Args x;
+  auto run_with = [&](const TensorView& w) { scaled_mm(x.out, x.a, x.b, x.scale_a, x.scale_b, x.bias, w); };
+  expect_error([&] { run_with(TensorView(scratch.data(), DType::kInt8, {64})); }, ErrorKind::kType,
+               {"workspace", "uint8", "int8"});
+  expect_error([&] { run_with(TensorView(scratch.data(), DType::kUInt8, {8, 8})); }, ErrorKind::kValue,
+               {"workspace", "1-D"});
+  expect_error([&] { run_with(TensorView::strided(scratch.data(), DType::kUInt8, {32}, {2})); }, ErrorKind::kValue,
+               {"workspace", "contiguous", "stride 2"});
+  expect_error([&] { run_with(TensorView(scratch.data(), DType::kUInt8, {64}, Device::cuda(0))); },
+               ErrorKind::kValue, {"workspace", "cuda:0", "cpu"});
+  expect_error([&] { run_with(TensorView(x.a_data.data(), DType::kUInt8, {M * K})); }, ErrorKind::kValue,
+               {"workspace", "must not overlap a"});
+  expect_error([&] { run_with(TensorView(x.out_data.data(), DType::kUInt8, {8})); }, ErrorKind::kValue,
+               {"workspace", "must not overlap out"});
+  expect_error([&] { run_with(TensorView(static_cast<void*>(nullptr), DType::kUInt8, {64})); }, ErrorKind::kValue,
+               {"workspace", "null"});
+  expect_error(
+      [&] {
+        scaled_mm_azp(x.out, x.a, x.b, x.scale_a, x.scale_b, x.azp_adj, x.azp, x.bias,
+                      TensorView(x.ints.data(), DType::kUInt8, {16}));
+      },
+      ErrorKind::kValue, {"workspace", "must not overlap azp_adj"});
+  EXPECT_TRUE(x.out_untouched());
+}
+
 TEST(AzpAdjValidation, Rejections) {
   std::vector<int8_t> b(K * N, 1);
   std::vector<int32_t> out(N);

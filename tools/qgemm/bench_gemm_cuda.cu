@@ -17,7 +17,9 @@
 //
 // Options: --shapes MxNxK,... (default: the issue's grid), --runs N (50),
 // --warmup N (10), --sweep (also time every qgemm kernel config on every
-// shape, the portable fallback included, to tune dispatch_table.h), --no-peers, --json FILE, --rounds R (1):
+// shape, the portable fallback included, to tune dispatch_table.h), --no-peers, --json FILE,
+// --no-workspace (qgemm without its stream-K workspace; by default every
+// qgemm call gets scaled_mm_workspace_bytes, as cuBLASLt gets 64 MiB), --rounds R (1):
 // time every implementation of a shape R times, round-robin (the whole
 // sequence of the shape, R times over), and report per implementation the
 // median of its R round medians (min: the least sample; runs: all of them;
@@ -96,6 +98,7 @@ struct Context {
   int warmup, runs;
   double copy_gbps;
   double bf16_us = 0;  // cuBLAS bf16 time of the current shape (timed first)
+  cuda::DeviceBuffer workspace;  // qgemm's stream-K workspace (empty with --no-workspace)
   // Decode shapes (M ≤ kSameSizeCopyMaxM): weight bytes → GB/s of a copy
   // moving that traffic (half read, half written), timed once per size.
   std::map<double, double> same_size_copies;
@@ -193,6 +196,8 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   args.fp8_fast_accum = fast && input != DType::kInt8;
   args.device = gpu;
   args.stream = ctx.stream;
+  args.workspace = ctx.workspace.bytes() > 0 ? ctx.workspace.get() : nullptr;
+  args.workspace_bytes = static_cast<int64_t>(ctx.workspace.bytes());
   args.a = s.a_set(0, 1), args.b = s.b_set(0, 1);
   if (kernel != nullptr && !detail::scaled_mm_cuda_with(args, *kernel)) return;  // cannot take it
   const GemmKernel chosen = kernel ? *kernel : detail::scaled_mm_cuda_kernel(args);
@@ -201,6 +206,7 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   const TensorView sa(s.scale_a.get(), DType::kFloat32, {s.m, 1}, gpu);
   const TensorView sb(s.scale_b.get(), DType::kFloat32, {1, s.n}, gpu);
   const TensorView bias(s.bias.get(), DType::kBFloat16, {s.n}, gpu);
+  const TensorView workspace(ctx.workspace.get(), DType::kUInt8, {args.workspace_bytes}, gpu);
   const auto stats = cuda::time_cuda_device(
       [&](int i) {
         if (kernel != nullptr) {
@@ -210,14 +216,14 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
         }
         const TensorView a(s.a_set(i, 1), input, {s.m, s.k}, gpu);
         const auto b = TensorView::strided(s.b_set(i, 1), input, {s.k, s.n}, {1, s.k}, gpu);
-        scaled_mm(out, a, b, sa, sb, bias, ctx.stream,
+        scaled_mm(out, a, b, sa, sb, bias, workspace, ctx.stream,
                   fast ? Fp8Accumulation::kFast : Fp8Accumulation::kPrecise);
       },
       ctx.stream, ctx.warmup, ctx.runs);
   const std::string base = input == DType::kInt8 ? "qgemm-int8" : fast ? "qgemm-fp8-fast" : "qgemm-fp8";
   const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base;
   add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + 8 * s.n),
-             {{"kernel", static_cast<double>(chosen)}});
+             {{"kernel", static_cast<double>(chosen)}, {"workspace_bytes", static_cast<double>(args.workspace_bytes)}});
 }
 
 struct Handles {
@@ -285,6 +291,9 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   Context ctx{options, &report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
   const int rounds = std::max(1, options.get_int("rounds", 1));
   ctx.copy_gbps = cuda::record_copy_bandwidth(report, stream);
+  if (!options.has("no-workspace")) {
+    ctx.workspace = cuda::DeviceBuffer(static_cast<size_t>(scaled_mm_workspace_bytes(Device::cuda(0))));
+  }
 
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
   Handles handles(stream);

@@ -326,11 +326,12 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
          kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
-// The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu): int8's
-// Hopper tiles.
+// The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
+// sm90_streamk_*.cu for kSm90StreamK): int8's Hopper tiles.
 constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
   return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide1x2 || kernel == GemmKernel::kSm90Square ||
-         kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1;
+         kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
+         kernel == GemmKernel::kSm90StreamK;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -345,6 +346,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Wide192:
     case GemmKernel::kSm90Coop128:
     case GemmKernel::kSm90Wide1x2:
+    case GemmKernel::kSm90StreamK:
       return true;
     default:
       return false;

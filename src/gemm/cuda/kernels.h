@@ -31,8 +31,9 @@ enum class GemmKernel : uint8_t {
                       // streamed into shared memory by bulk copies (a producer warp, 4 stages)
   kSm90Coop128,  // precise fp8 only: 128×128×128, cluster 2×1, cooperative
   kSm90Wide1x2,  // kSm90Wide's 128×256×128 cooperative tile with cluster 1×2 (odd counts of M tiles)
+  kSm90StreamK,  // kSm90Wide1x2's tile and cluster on the stream-K scheduler (needs the call's workspace)
 };
-constexpr int kGemmKernelCount = 15;
+constexpr int kGemmKernelCount = 16;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -49,6 +50,10 @@ bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 // (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+// kSm90StreamK: int8, precise fp8 or fast fp8 (args.input_dtype,
+// args.fp8_fast_accum); data-parallel where args.workspace is too small.
+bool sm90_streamk_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Direct, int8 or precise fp8 (args.input_dtype).
 bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);
@@ -60,6 +65,14 @@ bool sm89_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 // kSm90SkinnyStream (QGEMM_HAS_GEMM_SKINNY_SM90): M ≤ 16, int8 or fp8.
 bool skinny_stream_sm90(const ScaledMmArgs& args);
+
+// kSm90StreamK's workspace on `sm_count` SMs. CUTLASS's stream-K scheduler
+// splits at most two waves of tiles (the last full one and the partial one
+// after it), and keeps a tile's 32-bit partial sums (128×256 × 4 bytes) and
+// one 32-bit flag per consumer warpgroup for each, in lines of 128 bytes.
+// With less, the kernel runs data-parallel (Kernel::run, sm90_kernel.cuh).
+constexpr int64_t kStreamKTileBytes = 128 * 256 * 4;
+constexpr int64_t stream_k_workspace_bytes(int sm_count) { return 2 * int64_t{sm_count} * (kStreamKTileBytes + 64); }
 
 // The skinny kernels' M ≤ 16 tiling (skinny_gemm.cu, launch_decode; the
 // Hopper twin skinny_stream_sm90.cu): 16-column tiles, the transposed form

@@ -82,6 +82,10 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
   if (is_sm90_tma_kernel(kernel)) {
 #if QGEMM_HAS_GEMM_SM90
     if (info.major != 9 || !layout_fits(kernel, args)) return false;
+    // Stream-K: one launcher per output for int8, precise and fast fp8.
+    if (kernel == GemmKernel::kSm90StreamK) {
+      return bf16 ? sm90_streamk_bf16(args, info.sm_count) : sm90_streamk_fp16(args, info.sm_count);
+    }
     if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
     // Fast accumulation: every config on int8's tiles has a fast variant;
     // kSm90Wide192 and kSm90Coop128 do not (false: the caller falls back).
@@ -184,6 +188,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
     case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
     case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
+    case GemmKernel::kSm90StreamK: return "sm90-128x256-coop-1x2-streamk";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
     case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128
@@ -212,6 +217,11 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
   scaled_mm_fallback_cuda(args);
+}
+
+int64_t scaled_mm_workspace_bytes_cuda(int device) {
+  const CudaDeviceInfo info = cuda_device_info(device);
+  return info.major == 9 ? stream_k_workspace_bytes(info.sm_count) : 0;
 }
 
 void azp_adj_cuda(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t ldb, int32_t azp,

@@ -11,6 +11,9 @@ namespace qgemm::detail {
 
 // Enqueues the GEMM on args.stream with the kernel dispatch_table.h picks.
 void scaled_mm_cuda(const ScaledMmArgs& args);
+// scaled_mm_workspace_bytes on a CUDA device: stream_k_workspace_bytes on
+// Hopper, 0 elsewhere (no kernel takes a workspace there).
+int64_t scaled_mm_workspace_bytes_cuda(int device);
 void azp_adj_cuda(int32_t* out, const int8_t* b, int64_t k, int64_t n, int64_t ldb, int32_t azp,
                   Device device, Stream stream);
 

@@ -1,0 +1,152 @@
+// GPU tests of the stream-K Hopper kernel (kSm90StreamK) and of scaled_mm
+// with a workspace (docs/gemm.md, "Stream-K").
+//
+// Stream-K splits the k loops of the tiles of the last waves over the SMs;
+// the peers of a split tile add their partial accumulators in the workspace
+// in a fixed order. So:
+//   - int8: the int32 partial sums add exactly, and the result must match
+//     the CPU backend as every int8 kernel does (one output ulp), and be the
+//     same bits as the data-parallel run of the same kernel;
+//   - precise fp8: the same fp32 sums as the data-parallel kernel, added in
+//     another order: the precise tolerance of gemm_compare.h holds;
+//   - every run with the same inputs gives the same bits (Deterministic).
+// The shapes make the scheduler split: fewer output tiles than SMs with 16+
+// k-tiles per tile (CUTLASS splits nothing with 8 or fewer), a K tail of 16,
+// M past a tile, and 144 tiles on 132 SMs (one full wave and a ragged one,
+// all split). With too small a workspace the kernel runs data-parallel.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/gemm_compare.h"
+#include "gemm/gemm_device_problem.h"
+#include "gemm/gemm_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+
+bool hopper() {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  return major == 9;
+}
+
+// Runs kSm90StreamK on p with `workspace_bytes` of the workspace (−1: all of
+// it) and returns the output; empty when the kernel is not built here.
+std::vector<uint8_t> run_stream_k(const GemmProblem& p, const StreamKWorkspace& workspace,
+                                  int64_t workspace_bytes = -1) {
+  DeviceProblem d(p);
+  std::vector<uint8_t> out;
+  if (!detail::scaled_mm_cuda_with(workspace.attach(d.args(p), workspace_bytes), GemmKernel::kSm90StreamK)) return out;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  d.out.download(out);
+  return out;
+}
+
+class ScaledMmStreamK : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!hopper()) GTEST_SKIP() << "kSm90StreamK is sm_90a";
+  }
+};
+
+// Every epilogue variant (scales, bias, zero points, bf16 / fp16, int8 and
+// precise fp8) against the CPU backend, split and data-parallel.
+TEST_F(ScaledMmStreamK, EveryEpilogueMatchesCpu) {
+  StreamKWorkspace workspace;
+  const int64_t shapes[][3] = {{136, 1000, 2064}, {64, 512, 4096}, {300, 400, 528}};
+  int ran = 0;
+  for (const auto& s : shapes) {
+    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
+      auto rng = make_rng(static_cast<uint64_t>(s[0] * 7 + s[2]));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run_stream_k(p, workspace);
+      ASSERT_FALSE(out.empty()) << "kSm90StreamK refused " << c.name();
+      ++ran;
+      EXPECT_EQ(compare_all(p, out, "stream-K"), 0);
+    }
+  }
+  EXPECT_EQ(ran, 3 * static_cast<int>(epilogue_cases(1, 1, 1).size()));
+}
+
+// One wave and a ragged second (144 tiles of 128×256 on 132 SMs): the
+// scheduler splits every tile, nine k-tiles each.
+TEST_F(ScaledMmStreamK, TwoWavesMatchCpu) {
+  if (StreamKWorkspace::sm_count() != 132) GTEST_SKIP() << "the shape is sized for 132 SMs";
+  StreamKWorkspace workspace;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 1100, c.n = 4096, c.k = 1040, c.input = input, c.bias = true;
+    c.per_token = true, c.per_channel = true;
+    c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+    auto rng = make_rng(11);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> out = run_stream_k(p, workspace);
+    ASSERT_FALSE(out.empty());
+    EXPECT_EQ(compare_all(p, out, "stream-K two waves"), 0);
+  }
+}
+
+// The same bits on every run; int8 the same bits as data-parallel (too small
+// a workspace: the kernel runs whole tiles), fp8 within the precise bound.
+TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
+  StreamKWorkspace workspace;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 136, c.n = 1000, c.k = 4112, c.input = input, c.bias = true, c.per_token = true;
+    auto rng = make_rng(12);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> first = run_stream_k(p, workspace);
+    ASSERT_FALSE(first.empty());
+    for (int run = 0; run < 3; ++run) EXPECT_EQ(run_stream_k(p, workspace), first) << c.name() << " run " << run;
+    const std::vector<uint8_t> whole_tiles = run_stream_k(p, workspace, 1024);
+    EXPECT_EQ(compare_all(p, whole_tiles, "stream-K kernel, data-parallel"), 0);
+    if (input == DType::kInt8) EXPECT_EQ(whole_tiles, first);
+  }
+}
+
+// The public API with a workspace: the dispatcher's pick (stream-K where it
+// balances the SMs better) against the CPU, and, for int8, the same bits as
+// the call without a workspace.
+TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
+  const Device gpu = Device::cuda(0);
+  const int64_t bytes = scaled_mm_workspace_bytes(gpu);
+  ASSERT_EQ(bytes, detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
+  CudaBuffer workspace(static_cast<size_t>(bytes));
+  const TensorView workspace_view(workspace.get(), DType::kUInt8, {bytes}, gpu);
+  const int64_t shapes[][3] = {{136, 1024, 4096}, {200, 2048, 2064}, {520, 4096, 1040}, {24, 512, 8192}};
+  for (const auto& s : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = s[0], c.n = s[1], c.k = s[2], c.input = input, c.bias = true, c.per_channel = true;
+      auto rng = make_rng(static_cast<uint64_t>(s[0] + s[2]));
+      GemmProblem p(c, rng);
+      DeviceProblem with(p), without(p);
+      scaled_mm(p.out_view(with.out.get(), gpu), p.a_view(with.a.get(), gpu), p.b_view(with.b.get(), gpu),
+                p.scale_a_view(with.sa.get(), gpu), p.scale_b_view(with.sb.get(), gpu),
+                p.bias_view(with.bias.get(), gpu), workspace_view);
+      scaled_mm(p.out_view(without.out.get(), gpu), p.a_view(without.a.get(), gpu), p.b_view(without.b.get(), gpu),
+                p.scale_a_view(without.sa.get(), gpu), p.scale_b_view(without.sb.get(), gpu),
+                p.bias_view(without.bias.get(), gpu));
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<uint8_t> out_with, out_without;
+      with.out.download(out_with);
+      without.out.download(out_without);
+      detail::ScaledMmArgs args = with.args(p);
+      args.workspace = workspace.get(), args.workspace_bytes = bytes;
+      const std::string what =
+          std::string("with workspace (") + detail::gemm_kernel_name(detail::scaled_mm_cuda_kernel(args)) + ")";
+      EXPECT_EQ(compare_all(p, out_with, what), 0);
+      if (input == DType::kInt8) EXPECT_EQ(out_with, out_without) << c.name();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
