@@ -57,7 +57,7 @@ def test_scaled_mm_int8(device, m, n, k, out_dtype):
 
 
 @cuda
-@pytest.mark.parametrize("m,n,k", [(136, 8192, 1024), (384, 10240, 512), (1000, 4096, 2048), (33, 600, 208)])
+@pytest.mark.parametrize("m,n,k", [(320, 4096, 14336), (640, 8192, 8192), (1000, 4096, 2048), (33, 600, 208)])
 @pytest.mark.parametrize("dtype", [torch.int8, torch.float8_e4m3fn])
 def test_scaled_mm_with_workspace(m, n, k, dtype):
     # With a workspace the Hopper dispatch may run stream-K: int8 gives the same bits as without one

@@ -97,6 +97,37 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_EQ(detail::rule_kernel(model_rule, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
 }
 
+// Stream-K's modelled time and where the tile-model rules take it (with a
+// workspace). 640×8192×28672 (224 k-tiles): 5 × 32 = 160 tiles of 128×256,
+// one full wave of 132 and 28 more — whole tiles take 2 waves (448 k-tiles
+// per SM); stream-K splits all 160 over 132 CTAs (ceil(160·224 / 132) =
+// 272, plus the fixup): stream-K. 8192³: 2048 tiles, 15 full waves and a
+// partial one of 68 (92 % of whole-tile time already used): whole tiles.
+// 4096³ (32 k-tiles): the fixup outweighs the half-empty last wave.
+TEST(GemmDispatchTable, Sm90StreamK) {
+  using detail::kSm90Int8StreamK;
+  using detail::stream_k_time;
+  const int64_t fixup = kSm90Int8StreamK.fixup_k_tiles;
+  const int64_t tile = 128 * 256 * kSm90Int8StreamK.cost;
+  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 640, 8192, 28672, kH100Sms), tile * ((160 * 224 + 131) / 132 + fixup));
+  // Whole waves, or too few k-tiles to split: whole tiles, no fixup.
+  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 256, 16896, 8192, kH100Sms), tile * 64);  // 2 × 66 = 132 tiles
+  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 136, 4096, 1024, kH100Sms), tile * 8);   // 8 k-tiles
+  // Few k-tiles in all: fewer CTAs, each at least 8 k-tiles (16 tiles × 16 / 8 = 32 CTAs).
+  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 24, 4096, 2048, kH100Sms), tile * (8 + fixup));
+  EXPECT_GT(stream_k_time(kSm90Int8StreamK, 640, 8192, 28672, 0), 0);  // no division by 0
+
+  const detail::GemmRule& int8_model = detail::kSm90Int8Rules[std::size(detail::kSm90Int8Rules) - 1];
+  const detail::GemmRule& fp8_model = detail::kSm90Fp8Rules[std::size(detail::kSm90Fp8Rules) - 1];
+  EXPECT_TRUE(detail::rule_takes_stream_k(int8_model, 640, 8192, 28672, kH100Sms));
+  EXPECT_TRUE(detail::rule_takes_stream_k(fp8_model, 640, 8192, 28672, kH100Sms));
+  EXPECT_FALSE(detail::rule_takes_stream_k(int8_model, 8192, 8192, 8192, kH100Sms));
+  EXPECT_FALSE(detail::rule_takes_stream_k(int8_model, 4096, 4096, 4096, kH100Sms));
+  EXPECT_FALSE(detail::rule_takes_stream_k(int8_model, 640, 8192, 28672, 0));  // no SM count
+  // Rules without a tile model never take it.
+  EXPECT_FALSE(detail::rule_takes_stream_k(detail::kSm90Int8Rules[0], 16, 8192, 28672, kH100Sms));
+}
+
 TEST(GemmDispatchTable, Sm90Int8) {
   expect_picks(detail::kSm90Int8Rules,
                {{1, 4096, GemmKernel::kSm90SkinnyStream},

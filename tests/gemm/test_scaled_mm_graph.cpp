@@ -82,7 +82,7 @@ TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   CudaBuffer scratch(static_cast<size_t>(bytes));
   const TensorView workspace(scratch.get(), DType::kUInt8, {bytes}, gpu);
   GemmCase c;
-  c.m = 136, c.n = 1024, c.k = 4096;
+  c.m = 320, c.n = 4096, c.k = 14336;
   capture_and_replay(c, &workspace);
 }
 

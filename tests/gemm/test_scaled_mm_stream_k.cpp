@@ -111,16 +111,17 @@ TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
   }
 }
 
-// The public API with a workspace: the dispatcher's pick (stream-K where it
-// balances the SMs better) against the CPU, and, for int8, the same bits as
-// the call without a workspace.
+// The public API with a workspace: the dispatcher's pick (stream-K where the
+// tile model says it balances the SMs better: 320×4096×14336 on 132 SMs, 48
+// tiles of 128×256 over 112 k-tiles each) against the CPU, and, for int8,
+// the same bits as the call without a workspace.
 TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
   const Device gpu = Device::cuda(0);
   const int64_t bytes = scaled_mm_workspace_bytes(gpu);
   ASSERT_EQ(bytes, detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
   CudaBuffer workspace(static_cast<size_t>(bytes));
   const TensorView workspace_view(workspace.get(), DType::kUInt8, {bytes}, gpu);
-  const int64_t shapes[][3] = {{136, 1024, 4096}, {200, 2048, 2064}, {520, 4096, 1040}, {24, 512, 8192}};
+  const int64_t shapes[][3] = {{320, 4096, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
   for (const auto& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
@@ -140,8 +141,9 @@ TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
       without.out.download(out_without);
       detail::ScaledMmArgs args = with.args(p);
       args.workspace = workspace.get(), args.workspace_bytes = bytes;
-      const std::string what =
-          std::string("with workspace (") + detail::gemm_kernel_name(detail::scaled_mm_cuda_kernel(args)) + ")";
+      const GemmKernel chosen = detail::scaled_mm_cuda_kernel(args);
+      if (s[0] == 320 && StreamKWorkspace::sm_count() == 132) EXPECT_EQ(chosen, GemmKernel::kSm90StreamK);
+      const std::string what = std::string("with workspace (") + detail::gemm_kernel_name(chosen) + ")";
       EXPECT_EQ(compare_all(p, out_with, what), 0);
       if (input == DType::kInt8) EXPECT_EQ(out_with, out_without) << c.name();
     }

@@ -131,13 +131,65 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
   return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
 }
 
-// A tile model: candidates to pick from, the cheaper per MAC first.
+// Stream-K (kSm90StreamK, sm90_stream_k.cuh), a candidate only where the
+// call brings a workspace (scaled_mm_workspace_bytes). CUTLASS's stream-K
+// scheduler keeps whole tiles but for the last two waves (the last full one
+// and the partial one), whose tiles it cuts along K into equal shares of at
+// least 8 k-tiles (128 elements each) for the CTAs of one wave (`units`: one
+// per SM in whole clusters, fewer where the shares would drop below 8). A
+// CTA computes
+//   dp_waves · k_tiles + ceil(sk_tiles · k_tiles / units)
+// k-tiles instead of waves · k_tiles, and the split tiles cost their partial
+// sums' trip through the workspace (store, the peers' adds, the last peer's
+// load): `fixup_k_tiles` more, fitted on the H100 sweep below. Without a
+// ragged wave (tiles a multiple of units) or with 8 k-tiles or fewer, it
+// runs whole tiles.
+struct StreamKCandidate {
+  GemmKernel kernel;
+  int64_t tile_m, tile_n, cluster_m, cluster_n;
+  int64_t cost;           // time per MAC, as TileCandidate's
+  int64_t fixup_k_tiles;  // the split tiles' reduction, in k-tiles of this tile
+};
+// Fitted on `qgemm bench gemm --sweep` (every M = 24 … 4096 of the list in
+// bench/results/gemm-h100-sweep-stream-k.json × the eight (N, K),
+// the stream-K kernel forced next to the dispatcher's pick).
+constexpr StreamKCandidate kSm90Int8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1020, 35};
+constexpr StreamKCandidate kSm90Fp8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1030, 35};
+
+constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+// Stream-K's modelled time of an M×N×K problem in modelled_time's units ×
+// k-tiles (K enters: the fixup is a fixed cost, the k loop is not).
+constexpr int64_t stream_k_time(const StreamKCandidate& c, int64_t m, int64_t n, int64_t k, int sm_count) {
+  const int64_t sms = sm_count > 0 ? sm_count : 1;
+  const int64_t cluster = c.cluster_m * c.cluster_n;
+  const int64_t wave = std::max<int64_t>(sms / cluster * cluster, cluster);  // CTAs of a wave
+  const int64_t tiles = round_up(ceil_div(m, c.tile_m), c.cluster_m) * round_up(ceil_div(n, c.tile_n), c.cluster_n);
+  const int64_t k_tiles = ceil_div(k, 128);
+  const int64_t full_waves = tiles / wave;
+  int64_t per_cta = ceil_div(tiles, wave) * k_tiles, fixup = 0;
+  if (tiles % wave != 0 && k_tiles > 8) {
+    const int64_t dp_waves = full_waves > 1 ? full_waves - 1 : 0;
+    const int64_t split_tiles = tiles - dp_waves * wave;
+    const int64_t units = std::min(wave, split_tiles * k_tiles / 8 / cluster * cluster);
+    if (units > 0) {
+      per_cta = dp_waves * k_tiles + ceil_div(split_tiles * k_tiles, units);
+      fixup = c.fixup_k_tiles;
+    }
+  }
+  return c.tile_m * c.tile_n * c.cost * (per_cta + fixup);
+}
+
+// A tile model: candidates to pick from, the cheaper per MAC first, and the
+// stream-K candidate where the call brings a workspace.
 struct TileModel {
   const TileCandidate* candidates = nullptr;
   size_t count = 0;
+  const StreamKCandidate* stream_k = nullptr;
 };
-constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / sizeof(kSm90Int8Tiles[0])};
-constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0])};
+constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / sizeof(kSm90Int8Tiles[0]),
+                                   &kSm90Int8StreamK};
+constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0]), &kSm90Fp8StreamK};
 
 // The candidate with the shortest modelled time (the first of equals).
 constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
@@ -185,6 +237,17 @@ constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64
 // model's pick where it has one (and an SM count), else its kernel.
 constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int sm_count) {
   return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count) : rule.kernel;
+}
+
+// With a workspace: whether `rule`'s tile model takes stream-K for an
+// M×N×K problem — its modelled time shorter than the best whole-tile
+// candidate's.
+constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count) {
+  const TileModel& model = rule.model;
+  if (model.count == 0 || model.stream_k == nullptr || sm_count <= 0) return false;
+  int64_t best = modelled_time(model.candidates[0], m, n, sm_count);
+  for (size_t i = 1; i < model.count; ++i) best = std::min(best, modelled_time(model.candidates[i], m, n, sm_count));
+  return stream_k_time(*model.stream_k, m, n, k, sm_count) < best * ceil_div(k, 128);
 }
 
 constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();

@@ -144,7 +144,12 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
   const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
-  return {rule != nullptr ? rule_kernel(*rule, args.m, args.n, info.sm_count) : GemmKernel::kFallback,
+  if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
+  // Stream-K only with room for it (a smaller workspace would make the
+  // kernel run whole tiles, which the model's pick does better).
+  const bool stream_k = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count) &&
+                        rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count);
+  return {stream_k ? GemmKernel::kSm90StreamK : rule_kernel(*rule, args.m, args.n, info.sm_count),
           args.fp8_fast_accum};
 }
 

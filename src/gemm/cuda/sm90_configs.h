@@ -3,7 +3,9 @@
 // dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
 // the configs of their input type for one (input, output) dtype pair (int8:
 // 7, precise fp8: 8), sm90_fp8fast_*.cu the six fast-accumulation fp8
-// configs (6 × 2 kernels): 42 in all.
+// configs (6 × 2 kernels): 42 in all; sm90_streamk_*.cu Wide1x2's three
+// (int8, precise fp8, fast fp8) on the stream-K scheduler (3 × 2 kernels,
+// sm90_stream_k.cuh).
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.

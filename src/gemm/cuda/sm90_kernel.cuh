@@ -83,7 +83,6 @@ struct Epilogue {
 template <class Config, class Input, class Output, bool kDirectStore = false,
           class Scheduler = cutlass::gemm::PersistentScheduler>
 struct Kernel {
-  static constexpr bool kStreamK = std::is_same_v<Scheduler, cutlass::gemm::StreamKScheduler>;
   using Tree = Epilogue<typename Config::TileShape, Input, Output>;
   using Accumulator = typename Tree::Accumulator;
   static constexpr int kAlignIn = 16 / sizeof(Input);
@@ -124,14 +123,9 @@ struct Kernel {
     }
   }
 
-  // Enqueues the GEMM; false when CUTLASS cannot implement these arguments
-  // (alignment, strides) or would need a workspace — the caller falls back.
-  // Stream-K splits the k loops of the tiles that would fill the last waves
-  // over every SM, and the peers of a split tile add their partial
-  // accumulators in args.workspace in a fixed order (Deterministic: the same
-  // bits on every run). Where the call brought too small a workspace, or
-  // none, the same kernel runs data-parallel: whole tiles, no workspace.
-  static bool run(const ScaledMmArgs& args, int sm_count) {
+  // CUTLASS's arguments for this call: problem, operands, epilogue tree,
+  // SM count and the persistent scheduler's swizzle.
+  static typename Gemm::Arguments arguments(const ScaledMmArgs& args, int sm_count) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
     typename Gemm::Arguments arguments{
@@ -143,25 +137,20 @@ struct Kernel {
     arguments.hw_info.device_id = args.device.index;
     arguments.hw_info.sm_count = sm_count;
     arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(args.m, args.n, !Tree::kInt8 && args.fp8_fast_accum);
-    void* workspace = nullptr;
-    if constexpr (kStreamK) {
-      using Params = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams;
-      using Mode = Params::DecompositionMode;
-      arguments.scheduler.reduction_mode = Params::ReductionMode::Deterministic;
-      arguments.scheduler.decomposition_mode = Mode::StreamK;
-      if (args.workspace == nullptr || Gemm::get_workspace_size(arguments) > static_cast<size_t>(args.workspace_bytes)) {
-        arguments.scheduler.decomposition_mode = Mode::DataParallel;
-      } else {
-        workspace = args.workspace;
-      }
-    }
+    return arguments;
+  }
 
+  // Enqueues the GEMM with `arguments` on args.stream; false when CUTLASS
+  // cannot implement them (alignment, strides) or would need a workspace
+  // and `workspace` is null — the caller falls back. With a workspace,
+  // initialize() clears what the kernel needs cleared in it (stream-K's
+  // flags: a cudaMemsetAsync on the stream; no allocation, no host
+  // synchronization).
+  static bool launch(const typename Gemm::Arguments& arguments, void* workspace, const ScaledMmArgs& args) {
     Gemm gemm;
     if (gemm.can_implement(arguments) != cutlass::Status::kSuccess) return false;
     if (workspace == nullptr && Gemm::get_workspace_size(arguments) != 0) return false;
     const auto stream = as_cuda_stream(args.stream);
-    // With a workspace, initialize() clears the split tiles' barrier flags
-    // (a cudaMemsetAsync on `stream`: no allocation, no host synchronization).
     if (gemm.initialize(arguments, workspace, stream) != cutlass::Status::kSuccess) return false;
     // With PDL (qgemm/launch.h): CUTLASS's own waits, compiled in by
     // CUTLASS_ENABLE_GDC_FOR_SM90 (src/CMakeLists.txt), hold every global
@@ -176,6 +165,9 @@ struct Kernel {
     }
     return true;
   }
+
+  // Enqueues the GEMM without a workspace (see launch).
+  static bool run(const ScaledMmArgs& args, int sm_count) { return launch(arguments(args, sm_count), nullptr, args); }
 };
 
 }  // namespace qgemm::detail::sm90
@@ -219,18 +211,6 @@ template <class Input, class Output>
 bool run_direct(const ScaledMmArgs& args, int sm_count) {
   constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
   return Kernel<std::conditional_t<kInt8, Square, Fp8Square>, Input, Output, true>::run(args, sm_count);
-}
-
-// The stream-K kernel (kSm90StreamK) for the call's input: Wide1x2's
-// 128×256 cooperative tile, cluster 1×2, for int8, precise fp8 (4 slices) or
-// fast fp8 (args.fp8_fast_accum). Instantiated only by sm90_streamk_*.cu.
-template <class Output>
-bool run_stream_k(const ScaledMmArgs& args, int sm_count) {
-  using StreamK = cutlass::gemm::StreamKScheduler;
-  using Fp8 = cutlass::float_e4m3_t;
-  if (args.input_dtype == DType::kInt8) return Kernel<Wide1x2, int8_t, Output, false, StreamK>::run(args, sm_count);
-  if (args.fp8_fast_accum) return Kernel<Fp8FastWide1x2, Fp8, Output, false, StreamK>::run(args, sm_count);
-  return Kernel<Fp8Wide1x2, Fp8, Output, false, StreamK>::run(args, sm_count);
 }
 
 // Runs the fast-accumulation fp8 config `kernel` names (Fp8FastWide /

@@ -1,15 +1,15 @@
 // Hopper scaled GEMM instantiations: the stream-K kernel (kSm90StreamK,
-// run_stream_k in sm90_kernel.cuh) for int8, precise fp8 and fast fp8, bf16
+// sm90_stream_k.cuh) for int8, precise fp8 and fast fp8, bf16
 // output. A translation unit of its own so that the 2-core build compiles it
 // beside the others.
 //
 // Without CUTLASS's programmatic-dependent-launch waits: with them, CUTLASS
 // 4.2's stream-K scheduler does not compile (is_last_tile, a const member,
 // hands a member to a non-const reference). The kernel then launches without
-// PDL (Kernel::run); a stream-K call is preceded by the memset that clears
+// PDL (Kernel::launch); a stream-K call is preceded by the memset that clears
 // its flags anyway, so PDL would overlap nothing with the previous kernel.
 #undef CUTLASS_ENABLE_GDC_FOR_SM90
-#include "gemm/cuda/sm90_kernel.cuh"
+#include "gemm/cuda/sm90_stream_k.cuh"
 
 namespace qgemm::detail {
 
