@@ -101,7 +101,7 @@ TEST(GemmDispatchTable, WavePredicates) {
 // workspace). 640×8192×28672 (224 k-tiles): 5 × 32 = 160 tiles of 128×256,
 // one full wave of 132 and 28 more — whole tiles take 2 waves (448 k-tiles
 // per SM); stream-K splits all 160 over 132 CTAs (ceil(160·224 / 132) =
-// 272, plus the fixup): stream-K. 8192³: 2048 tiles, 15 full waves and a
+// 272, plus the fixup, 35 × 160 / 132 → 43): stream-K. 8192³: 2048 tiles, 15 full waves and a
 // partial one of 68 (92 % of whole-tile time already used): whole tiles.
 // 4096³ (32 k-tiles): the fixup outweighs the half-empty last wave.
 TEST(GemmDispatchTable, Sm90StreamK) {
@@ -109,7 +109,7 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   using detail::stream_k_time;
   const int64_t fixup = kSm90Int8StreamK.fixup_k_tiles;
   const int64_t tile = 128 * 256 * kSm90Int8StreamK.cost;
-  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 640, 8192, 28672, kH100Sms), tile * ((160 * 224 + 131) / 132 + fixup));
+  EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 640, 8192, 28672, kH100Sms), tile * (272 + (fixup * 160 + 131) / 132));
   // Whole waves, or too few k-tiles to split: whole tiles, no fixup.
   EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 256, 16896, 8192, kH100Sms), tile * 64);  // 2 × 66 = 132 tiles
   EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 136, 4096, 1024, kH100Sms), tile * 8);   // 8 k-tiles

@@ -141,18 +141,28 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
 //   dp_waves · k_tiles + ceil(sk_tiles · k_tiles / units)
 // k-tiles instead of waves · k_tiles, and the split tiles cost their partial
 // sums' trip through the workspace (store, the peers' adds, the last peer's
-// load): `fixup_k_tiles` more, fitted on the H100 sweep below. Without a
-// ragged wave (tiles a multiple of units) or with 8 k-tiles or fewer, it
-// runs whole tiles.
+// load): `fixup_k_tiles` more per tile a CTA's share touches, at least one
+// (split_tiles / units of them on average), fitted on the H100 sweeps below.
+// Without a ragged wave (tiles a multiple of units) or with 8 k-tiles or
+// fewer, it runs whole tiles.
 struct StreamKCandidate {
   GemmKernel kernel;
   int64_t tile_m, tile_n, cluster_m, cluster_n;
   int64_t cost;           // time per MAC, as TileCandidate's
   int64_t fixup_k_tiles;  // the split tiles' reduction, in k-tiles of this tile
 };
-// Fitted on `qgemm bench gemm --sweep` (every M = 24 … 4096 of the list in
-// bench/results/gemm-h100-sweep-stream-k.json × the eight (N, K),
-// the stream-K kernel forced next to the dispatcher's pick).
+// The fixup, 35 k-tiles (≈ 25 µs at K = 8192 for int8), is the value that
+// made the model's picks fastest over 414 (M, N, K, dtype) cases with the
+// tile model (M = 136 … 4096 × the eight (N, K); every candidate and
+// stream-K forced, bench/results/gemm-h100-sweep-stream-k.json): against the
+// model's whole-tile pick, geomean 1.019× (int8), 1.012× (precise fp8),
+// 1.020× (fast fp8) — the fastest of the two everywhere would give 1.023×,
+// 1.016×, 1.025× — never slower than 0.94× (192×8192×28672, where the
+// model's whole tile is 128×256 and measured 5 % faster) and up to 1.48×
+// faster (int8 1152×4096×14336 153.1 → 103.5 µs); a flat fixup of 35 had
+// the same geomean but lost up to 0.87× where the shares span 1.7 tiles
+// (896×8192×28672). The median fixup measured against the same tile's
+// whole-tile run is 22–25 k-tiles, spread 18–42 (quartiles).
 constexpr StreamKCandidate kSm90Int8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1020, 35};
 constexpr StreamKCandidate kSm90Fp8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1030, 35};
 
@@ -174,7 +184,7 @@ constexpr int64_t stream_k_time(const StreamKCandidate& c, int64_t m, int64_t n,
     const int64_t units = std::min(wave, split_tiles * k_tiles / 8 / cluster * cluster);
     if (units > 0) {
       per_cta = dp_waves * k_tiles + ceil_div(split_tiles * k_tiles, units);
-      fixup = c.fixup_k_tiles;
+      fixup = std::max(c.fixup_k_tiles, ceil_div(c.fixup_k_tiles * split_tiles, units));
     }
   }
   return c.tile_m * c.tile_n * c.cost * (per_cta + fixup);
