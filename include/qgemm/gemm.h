@@ -72,8 +72,8 @@ void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
 // the call. It needs no initialization and holds nothing between calls (the
 // call clears the flags it uses with a cudaMemsetAsync on `stream`), but
 // calls that may run at the same time (on different streams) need
-// workspaces of their own. The CPU backend and GPUs before Hopper ignore it.
-// An empty workspace (0 bytes) is the call without one.
+// workspaces of their own. The CPU backend and GPUs before Hopper ignore it
+// (scaled_mm_workspace_bytes is 0 there, so an empty one will do).
 void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
                const TensorView& scale_a, const TensorView& scale_b,
                const std::optional<TensorView>& bias, const TensorView& workspace, Stream stream = nullptr,

@@ -216,8 +216,12 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
         }
         const TensorView a(s.a_set(i, 1), input, {s.m, s.k}, gpu);
         const auto b = TensorView::strided(s.b_set(i, 1), input, {s.k, s.n}, {1, s.k}, gpu);
-        scaled_mm(out, a, b, sa, sb, bias, workspace, ctx.stream,
-                  fast ? Fp8Accumulation::kFast : Fp8Accumulation::kPrecise);
+        const Fp8Accumulation accumulation = fast ? Fp8Accumulation::kFast : Fp8Accumulation::kPrecise;
+        if (args.workspace != nullptr) {
+          scaled_mm(out, a, b, sa, sb, bias, workspace, ctx.stream, accumulation);
+        } else {
+          scaled_mm(out, a, b, sa, sb, bias, ctx.stream, accumulation);
+        }
       },
       ctx.stream, ctx.warmup, ctx.runs);
   const std::string base = input == DType::kInt8 ? "qgemm-int8" : fast ? "qgemm-fp8-fast" : "qgemm-fp8";
