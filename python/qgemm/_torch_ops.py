@@ -113,7 +113,10 @@ def _register() -> None:
 
     # ---- gemm ----------------------------------------------------------
     # workspace: stream-K scratch the kernel writes (declared mutated), or
-    # None; always passed, as for weight_only_mm below.
+    # None; always passed, as for weight_only_mm below. Only the _out forms
+    # take it: the functional ops stay free of mutation, which inductor
+    # handles; qgemm.scaled_mm with a workspace and no out= allocates out
+    # and calls the _out op.
     @custom_op("qgemm::scaled_mm_out", mutates_args=("out", "workspace"))
     def scaled_mm_out(out: Tensor, a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor,
                       bias: Optional[Tensor], workspace: Optional[Tensor], fast_accum: bool = False) -> None:
@@ -124,16 +127,16 @@ def _register() -> None:
     def _(out, a, b, scale_a, scale_b, bias, workspace, fast_accum=False):
         return None
 
-    @custom_op("qgemm::scaled_mm", mutates_args=("workspace",))
+    @custom_op("qgemm::scaled_mm", mutates_args=())
     def scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor],
-                  out_dtype: torch.dtype, workspace: Optional[Tensor], fast_accum: bool = False) -> Tensor:
+                  out_dtype: torch.dtype, fast_accum: bool = False) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
         _run(_qgemm.scaled_mm, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias,
-             workspace=workspace, fast_accum=fast_accum)
+             fast_accum=fast_accum)
         return out
 
     @scaled_mm.register_fake
-    def _(a, b, scale_a, scale_b, bias, out_dtype, workspace, fast_accum=False):
+    def _(a, b, scale_a, scale_b, bias, out_dtype, fast_accum=False):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
     @custom_op("qgemm::scaled_mm_azp_out", mutates_args=("out", "workspace"))
@@ -146,17 +149,16 @@ def _register() -> None:
     def _(out, a, b, scale_a, scale_b, azp_adj, azp, bias, workspace):
         return None
 
-    @custom_op("qgemm::scaled_mm_azp", mutates_args=("workspace",))
+    @custom_op("qgemm::scaled_mm_azp", mutates_args=())
     def scaled_mm_azp(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, azp_adj: Tensor,
-                      azp: Optional[Tensor], bias: Optional[Tensor], out_dtype: torch.dtype,
-                      workspace: Optional[Tensor]) -> Tensor:
+                      azp: Optional[Tensor], bias: Optional[Tensor], out_dtype: torch.dtype) -> Tensor:
         out = torch.empty((a.shape[0], b.shape[1]), dtype=out_dtype, device=a.device)
         _run(_qgemm.scaled_mm_azp, a, out=out, a=a, b=b, scale_a=scale_a, scale_b=scale_b, azp_adj=azp_adj,
-             azp=azp, bias=bias, workspace=workspace)
+             azp=azp, bias=bias)
         return out
 
     @scaled_mm_azp.register_fake
-    def _(a, b, scale_a, scale_b, azp_adj, azp, bias, out_dtype, workspace):
+    def _(a, b, scale_a, scale_b, azp_adj, azp, bias, out_dtype):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
     @custom_op("qgemm::azp_adj_out", mutates_args=("out",))

@@ -46,10 +46,11 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, bias: Any = None, *, o
     their own. Returns out."""
     fast_accum = bool(fast_accum)
     if _torch_ops.use_torch_op(a, stream):
+        dtype = _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias))
+        if out is None and workspace is None:
+            return _torch_ops.ops(a).scaled_mm(a, b, scale_a, scale_b, bias, dtype, fast_accum)
         if out is None:
-            return _torch_ops.ops(a).scaled_mm(a, b, scale_a, scale_b, bias,
-                                                        _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)),
-                                                        workspace, fast_accum)
+            out = _torch_ops.torch.empty((a.shape[0], b.shape[1]), dtype=dtype, device=a.device)
         _torch_ops.ops(a).scaled_mm_out(out, a, b, scale_a, scale_b, bias, workspace, fast_accum)
         return out
     if out is None:
@@ -70,10 +71,11 @@ def scaled_mm_azp(a: Any, b: Any, scale_a: Any, scale_b: Any, azp_adj: Any, azp:
     zero points azp [M] int32 and azp_adj = column sums of b. workspace: as
     for scaled_mm. Returns out."""
     if _torch_ops.use_torch_op(a, stream):
+        dtype = _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias))
+        if out is None and workspace is None:
+            return _torch_ops.ops(a).scaled_mm_azp(a, b, scale_a, scale_b, azp_adj, azp, bias, dtype)
         if out is None:
-            return _torch_ops.ops(a).scaled_mm_azp(
-                a, b, scale_a, scale_b, azp_adj, azp, bias, _torch_ops.torch_dtype(_default_out_dtype(out_dtype, bias)),
-                workspace)
+            out = _torch_ops.torch.empty((a.shape[0], b.shape[1]), dtype=dtype, device=a.device)
         _torch_ops.ops(a).scaled_mm_azp_out(out, a, b, scale_a, scale_b, azp_adj, azp, bias, workspace)
         return out
     if out is None:

@@ -216,7 +216,7 @@ def test_errors_are_value_and_type_errors():
     with pytest.raises(TypeError, match=r"^a: expected dtype int8 or fp8e4m3, got fp32$"):
         qgemm.scaled_mm(a.float(), w.T, sa, sb, out_dtype=torch.float32)
     with pytest.raises(TypeError, match=r"^a: "):
-        torch.ops.qgemm.scaled_mm(a.float(), w.T, sa, sb, None, torch.float32, None)
+        torch.ops.qgemm.scaled_mm(a.float(), w.T, sa, sb, None, torch.float32)
 
 
 @cuda
@@ -238,10 +238,12 @@ def opcheck_cases(device):
     workspace = torch.empty(qgemm.scaled_mm_workspace_bytes(device), dtype=torch.uint8, device=device)
     ops = torch.ops.qgemm
     return [
-        (ops.scaled_mm, (a, w.T, sa, sb, bias.bfloat16(), torch.bfloat16, None)),
+        (ops.scaled_mm, (a, w.T, sa, sb, bias.bfloat16(), torch.bfloat16)),
         (ops.scaled_mm_out, (out, a, w.T, sa, sb, None, None)),
         (ops.scaled_mm_out, (out, a, w.T, sa, sb, None, workspace)),
-        (ops.scaled_mm_azp, (a, w.T, sa, sb, adj, azp, None, torch.float16, None)),
+        (ops.scaled_mm_azp, (a, w.T, sa, sb, adj, azp, None, torch.float16)),
+        (ops.scaled_mm_azp_out, (torch.empty(8, 32, dtype=torch.float16, device=device), a, w.T, sa, sb, adj, azp,
+                                 None, workspace)),
         (ops.azp_adj, (w.T, 2)),
         (ops.quantize, (x, torch.int8, "per_token", False, False, 128, None, None)),
         (ops.quantize, (x, torch.int8, "per_group", True, True, 32, None, None)),
