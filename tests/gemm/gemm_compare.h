@@ -19,8 +19,11 @@ inline double fp8_accumulation_bound(const GemmProblem& p, int64_t i, int64_t j)
   return std::ldexp(1.0, -9) * p.scale(i, j) * p.abs_accumulator(i, j);
 }
 
-// Whole-output comparison with the CPU backend (run on p's host buffers).
-inline int64_t compare_all(GemmProblem& p, const std::vector<uint8_t>& gpu_out, const std::string& what) {
+// Whole-output comparison with the CPU backend (run on p's host buffers):
+// one output ulp, and for fp8 the accumulation bound above (plus, with
+// `fp32_order`, GemmProblem::tolerance's fp32 summation-order term).
+inline int64_t compare_all(GemmProblem& p, const std::vector<uint8_t>& gpu_out, const std::string& what,
+                           bool fp32_order = false) {
   p.run_cpu();
   int64_t bad = 0;
   for (int64_t i = 0; i < p.c.m; ++i) {
@@ -28,7 +31,7 @@ inline int64_t compare_all(GemmProblem& p, const std::vector<uint8_t>& gpu_out, 
       const double cpu = p.out_value(i, j);
       const double gpu = detail::load_float(gpu_out.data(), i * p.ldo + j, p.c.out);
       double tol = unit_roundoff(p.c.out) * std::fabs(cpu) + subnormal_spacing(p.c.out);
-      if (p.c.input != DType::kInt8) tol += fp8_accumulation_bound(p, i, j);
+      if (p.c.input != DType::kInt8) tol += fp8_accumulation_bound(p, i, j) + (fp32_order ? p.tolerance(i, j) : 0.0);
       if (!(std::fabs(gpu - cpu) <= tol)) {
         if (bad < 5) ADD_FAILURE() << what << " " << p.c.name() << ": [" << i << "," << j << "] gpu " << gpu << " cpu " << cpu;
         ++bad;

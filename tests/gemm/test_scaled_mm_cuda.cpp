@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/cuda_buffer.h"
+#include "gemm/gemm_compare.h"
 #include "gemm/gemm_problem.h"
 
 namespace qgemm::test {
@@ -37,27 +38,6 @@ void run_on_gpu(const GemmProblem& p, std::vector<uint8_t>& gpu_out, cudaStream_
   out.download(gpu_out);
 }
 
-// GPU output vs the CPU backend's: within one ulp of the output dtype (int8)
-// or the fp8 accumulation tolerance of GemmProblem::tolerance.
-int64_t compare_with_cpu(GemmProblem& p, const std::vector<uint8_t>& gpu_out) {
-  p.run_cpu();
-  int64_t bad = 0;
-  for (int64_t i = 0; i < p.c.m; ++i) {
-    for (int64_t j = 0; j < p.c.n; ++j) {
-      const double cpu = p.out_value(i, j);
-      const double gpu = detail::load_float(gpu_out.data(), i * p.ldo + j, p.c.out);
-      const double ulp = unit_roundoff(p.c.out) * std::fabs(cpu) + subnormal_spacing(p.c.out);
-      const double fp8_bound = std::ldexp(1.0, -9) * p.scale(i, j) * p.abs_accumulator(i, j);
-      const double tol = p.c.input == DType::kInt8 ? ulp : p.tolerance(i, j) + fp8_bound + ulp;
-      if (!(std::fabs(gpu - cpu) <= tol)) {
-        if (bad < 5) ADD_FAILURE() << p.c.name() << ": gpu[" << i << "," << j << "] = " << gpu << ", cpu " << cpu;
-        ++bad;
-      }
-    }
-  }
-  return bad;
-}
-
 class ScaledMmCuda : public ::testing::TestWithParam<GemmCase> {
  protected:
   void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
@@ -68,7 +48,7 @@ TEST_P(ScaledMmCuda, MatchesCpu) {
   GemmProblem p(GetParam(), rng);
   std::vector<uint8_t> gpu_out;
   run_on_gpu(p, gpu_out);
-  EXPECT_EQ(compare_with_cpu(p, gpu_out), 0);
+  EXPECT_EQ(compare_all(p, gpu_out, "scaled_mm", true), 0);
 }
 
 std::vector<GemmCase> cuda_cases() {
