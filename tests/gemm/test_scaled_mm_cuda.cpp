@@ -54,24 +54,9 @@ TEST_P(ScaledMmCuda, MatchesCpu) {
 std::vector<GemmCase> cuda_cases() {
   std::vector<GemmCase> cases;
   const int64_t shapes[][3] = {{1, 32, 32}, {3, 17, 100}, {17, 48, 64}, {100, 1000, 48}, {128, 256, 512}, {255, 96, 96}};
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    for (DType out : {DType::kBFloat16, DType::kFloat16}) {
-      for (ZeroPoint zp : {ZeroPoint::kNone, ZeroPoint::kPerTensor, ZeroPoint::kPerToken}) {
-        if (input != DType::kInt8 && zp != ZeroPoint::kNone) continue;
-        for (int granularity = 0; granularity < 4; ++granularity) {
-          for (bool bias : {false, true}) {
-            for (const auto& s : shapes) {
-              GemmCase c;
-              c.m = s[0], c.n = s[1], c.k = s[2];
-              c.input = input, c.out = out, c.zero_point = zp, c.bias = bias;
-              c.per_token = granularity & 1;
-              c.per_channel = granularity & 2;
-              cases.push_back(c);
-            }
-          }
-        }
-      }
-    }
+  for (const auto& s : shapes) {
+    const std::vector<GemmCase> variants = epilogue_cases(s[0], s[1], s[2]);
+    cases.insert(cases.end(), variants.begin(), variants.end());
   }
   GemmCase padded;
   padded.m = 33, padded.n = 64, padded.k = 96;
