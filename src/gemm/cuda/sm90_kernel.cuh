@@ -1,6 +1,7 @@
 // sm90_kernel.cuh — the Hopper (sm_90a) scaled GEMM on CUTLASS 3.x: TMA
 // loads, a warp-specialized wgmma mainloop (cooperative or ping-pong, from the
-// config), a persistent tile scheduler, and the dequantization epilogue as an
+// config), a persistent tile scheduler (or, for kSm90StreamK, the stream-K
+// one: sm90_stream_k.cuh), and the dequantization epilogue as an
 // epilogue visitor tree stored through TMA — or, for outputs TMA cannot
 // address, the direct-store epilogue of sm90_direct_epilogue.cuh. Included
 // only by the sm90_*.cu translation units, which instantiate it for the
