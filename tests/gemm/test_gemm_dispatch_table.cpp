@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemm/cuda/dispatch_table.h"
+#include "gemm/cuda/sm90_tile_swizzle.h"
 
 namespace qgemm {
 namespace {
@@ -108,7 +109,7 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   using detail::kSm90Int8StreamK;
   using detail::stream_k_time;
   const int64_t fixup = kSm90Int8StreamK.fixup_k_tiles;
-  const int64_t tile = 128 * 256 * kSm90Int8StreamK.cost;
+  const int64_t tile = 128 * 256 * kSm90Int8StreamK.tile.cost;
   EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 640, 8192, 28672, kH100Sms), tile * (272 + (fixup * 160 + 131) / 132));
   // Whole waves, or too few k-tiles to split: whole tiles, no fixup.
   EXPECT_EQ(stream_k_time(kSm90Int8StreamK, 256, 16896, 8192, kH100Sms), tile * 64);  // 2 × 66 = 132 tiles

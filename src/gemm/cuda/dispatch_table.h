@@ -13,7 +13,6 @@
 #include <limits>
 
 #include "gemm/cuda/kernels.h"
-#include "gemm/cuda/sm90_tile_swizzle.h"
 
 namespace qgemm::detail {
 
@@ -27,8 +26,11 @@ enum class Waves : uint8_t {
   kSmallOneWave,
 };
 
+constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+constexpr int64_t round_up(int64_t x, int64_t multiple) { return ceil_div(x, multiple) * multiple; }
+
 constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
-  return ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+  return ceil_div(m, tile_m) * ceil_div(n, tile_n);
 }
 
 // True when 128×128 tiles need between one and one and a half waves (e.g.
@@ -118,11 +120,17 @@ constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600},
 };
 
-constexpr int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+// The tile counts along M and N as CUTLASS's schedulers deal them: in
+// whole clusters, a slot past the problem included.
+struct ClusterTiles {
+  int64_t m, n;
+};
+constexpr ClusterTiles cluster_tiles(const TileCandidate& c, int64_t m, int64_t n) {
+  return {round_up(ceil_div(m, c.tile_m), c.cluster_m), round_up(ceil_div(n, c.tile_n), c.cluster_n)};
+}
 
 constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count) {
-  const int64_t m_tiles = round_up((m + c.tile_m - 1) / c.tile_m, c.cluster_m);
-  const int64_t n_tiles = round_up((n + c.tile_n - 1) / c.tile_n, c.cluster_n);
+  const auto [m_tiles, n_tiles] = cluster_tiles(c, m, n);
   const int64_t sms = sm_count > 0 ? sm_count : 1;  // (no SM count: one SM)
   const int64_t waves = (m_tiles * n_tiles + sms - 1) / sms;
   // Rows past M in the last cluster's M tiles (the cluster's padding tile
@@ -146,9 +154,7 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
 // Without a ragged wave (tiles a multiple of units) or with 8 k-tiles or
 // fewer, it runs whole tiles.
 struct StreamKCandidate {
-  GemmKernel kernel;
-  int64_t tile_m, tile_n, cluster_m, cluster_n;
-  int64_t cost;           // time per MAC, as TileCandidate's
+  TileCandidate tile;     // its kernel, tile, cluster and time per MAC
   int64_t fixup_k_tiles;  // the split tiles' reduction, in k-tiles of this tile
 };
 // The fixup, 35 k-tiles (≈ 25 µs at K = 8192 for int8), is the value that
@@ -163,18 +169,18 @@ struct StreamKCandidate {
 // the same geomean but lost up to 0.87× where the shares span 1.7 tiles
 // (896×8192×28672). The median fixup measured against the same tile's
 // whole-tile run is 22–25 k-tiles, spread 18–42 (quartiles).
-constexpr StreamKCandidate kSm90Int8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1020, 35};
-constexpr StreamKCandidate kSm90Fp8StreamK{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1030, 35};
-
-constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+constexpr StreamKCandidate kSm90Int8StreamK{{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1020, 0}, 35};
+constexpr StreamKCandidate kSm90Fp8StreamK{{GemmKernel::kSm90StreamK, 128, 256, 1, 2, 1030, 0}, 35};
 
 // Stream-K's modelled time of an M×N×K problem in modelled_time's units ×
 // k-tiles (K enters: the fixup is a fixed cost, the k loop is not).
-constexpr int64_t stream_k_time(const StreamKCandidate& c, int64_t m, int64_t n, int64_t k, int sm_count) {
+constexpr int64_t stream_k_time(const StreamKCandidate& sk, int64_t m, int64_t n, int64_t k, int sm_count) {
+  const TileCandidate& c = sk.tile;
   const int64_t sms = sm_count > 0 ? sm_count : 1;
   const int64_t cluster = c.cluster_m * c.cluster_n;
   const int64_t wave = std::max<int64_t>(sms / cluster * cluster, cluster);  // CTAs of a wave
-  const int64_t tiles = round_up(ceil_div(m, c.tile_m), c.cluster_m) * round_up(ceil_div(n, c.tile_n), c.cluster_n);
+  const auto [m_tiles, n_tiles] = cluster_tiles(c, m, n);
+  const int64_t tiles = m_tiles * n_tiles;
   const int64_t k_tiles = ceil_div(k, 128);
   const int64_t full_waves = tiles / wave;
   int64_t per_cta = ceil_div(tiles, wave) * k_tiles, fixup = 0;
@@ -184,7 +190,7 @@ constexpr int64_t stream_k_time(const StreamKCandidate& c, int64_t m, int64_t n,
     const int64_t units = std::min(wave, split_tiles * k_tiles / 8 / cluster * cluster);
     if (units > 0) {
       per_cta = dp_waves * k_tiles + ceil_div(split_tiles * k_tiles, units);
-      fixup = std::max(c.fixup_k_tiles, ceil_div(c.fixup_k_tiles * split_tiles, units));
+      fixup = std::max(sk.fixup_k_tiles, ceil_div(sk.fixup_k_tiles * split_tiles, units));
     }
   }
   return c.tile_m * c.tile_n * c.cost * (per_cta + fixup);
@@ -201,14 +207,18 @@ constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / size
                                    &kSm90Int8StreamK};
 constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0]), &kSm90Fp8StreamK};
 
-// The candidate with the shortest modelled time (the first of equals).
-constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
+// The whole-tile candidate with the shortest modelled time (the first of
+// equals).
+constexpr const TileCandidate& fastest_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
   const TileCandidate* best = &model.candidates[0];
   for (size_t i = 1; i < model.count; ++i) {
     const TileCandidate& c = model.candidates[i];
     if (modelled_time(c, m, n, sm_count) < modelled_time(*best, m, n, sm_count)) best = &c;
   }
-  return best->kernel;
+  return *best;
+}
+constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
+  return fastest_tile(model, m, n, sm_count).kernel;
 }
 
 struct GemmRule {
@@ -255,9 +265,8 @@ constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int
 constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count) {
   const TileModel& model = rule.model;
   if (model.count == 0 || model.stream_k == nullptr || sm_count <= 0) return false;
-  int64_t best = modelled_time(model.candidates[0], m, n, sm_count);
-  for (size_t i = 1; i < model.count; ++i) best = std::min(best, modelled_time(model.candidates[i], m, n, sm_count));
-  return stream_k_time(*model.stream_k, m, n, k, sm_count) < best * ceil_div(k, 128);
+  const int64_t whole_tiles = modelled_time(fastest_tile(model, m, n, sm_count), m, n, sm_count) * ceil_div(k, 128);
+  return stream_k_time(*model.stream_k, m, n, k, sm_count) < whole_tiles;
 }
 
 constexpr int64_t kAnyM = std::numeric_limits<int64_t>::max();

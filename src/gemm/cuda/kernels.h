@@ -70,7 +70,8 @@ bool skinny_stream_sm90(const ScaledMmArgs& args);
 // splits at most two waves of tiles (the last full one and the partial one
 // after it), and keeps a tile's 32-bit partial sums (128×256 × 4 bytes) and
 // one 32-bit flag per consumer warpgroup for each, in lines of 128 bytes.
-// With less, the kernel runs data-parallel (Kernel::run, sm90_kernel.cuh).
+// With less, the kernel runs data-parallel (run_stream_k_config,
+// sm90_stream_k.cuh).
 constexpr int64_t kStreamKTileBytes = 128 * 256 * 4;
 constexpr int64_t stream_k_workspace_bytes(int sm_count) { return 2 * int64_t{sm_count} * (kStreamKTileBytes + 64); }
 
