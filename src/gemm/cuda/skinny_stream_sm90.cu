@@ -46,6 +46,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
@@ -88,7 +89,7 @@ __device__ __forceinline__ void consumer_sync() {
 }
 
 template <bool kTransposed, bool kFp8>
-__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args) {
+__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args, bool serpentine) {
   wait_for_preceding_grids();
   allow_dependent_launch();
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -112,10 +113,12 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
     // copy row N − 1: their outputs are never stored).
     const uint64_t policy = l2_evict_first_policy();
     uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    bool backward = false;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = serpentine && !backward) {
       const int64_t row = std::min<int64_t>(tile * kColumns + lane, args.n - 1);
       const uint8_t* src = b + row * args.ldb;
-      for (int s = 0; s < k_stages; ++s, ++it) {
+      for (int step = 0; step < k_stages; ++step, ++it) {
+        const int s = backward ? k_stages - 1 - step : step;
         const uint32_t slot = it % kStages;
         mbarrier_wait(smem_address(&smem.empty[slot]), ((it / kStages) & 1u) ^ 1u);
         const auto bytes = static_cast<uint32_t>(std::min<int64_t>(kStageK, args.k - int64_t{s} * kStageK));
@@ -169,17 +172,21 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   uint32_t it = 0;
   uint4 tokens[kChunksPerWarp][kTokenRows];
   load_tokens(0, tokens);
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  bool backward = false;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = serpentine && !backward) {
     const int64_t col = tile * kColumns + out_col;
     skinny::ColumnOperands column;
     if (stores && col < args.n) column = skinny::load_column_operands(args, col);
     constexpr int kNTiles = kTransposed ? 1 : 2;
     uint32_t acc[kNTiles][4] = {};
-    for (int s = 0; s < k_stages; ++s, ++it) {
+    for (int step = 0; step < k_stages; ++step, ++it) {
+      const int s = backward ? k_stages - 1 - step : step;
       // The next stage's tokens (the next tile's first, after the last) are
       // loaded before this stage is waited for and multiplied.
       uint4 next[kChunksPerWarp][kTokenRows];
-      load_tokens(s + 1 < k_stages ? s + 1 : 0, next);
+      const int next_s = step + 1 < k_stages ? (backward ? s - 1 : s + 1)
+                                             : (serpentine && !backward ? k_stages - 1 : 0);
+      load_tokens(next_s, next);
       const uint32_t slot = it % kStages;
       mbarrier_wait(smem_address(&smem.full[slot]), (it / kStages) & 1u);
       const uint8_t* stage = smem.stages[slot];
@@ -238,8 +245,12 @@ void launch(const ScaledMmArgs& args) {
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t ctas = std::min(tiles, info.resident_ctas);
+  static const bool serpentine = [] {
+    const char* v = std::getenv("QGEMM_SKINNY_SERPENTINE");
+    return !(v && v[0] == '0');
+  }();
   launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
-                    args.device.index, args);
+                    args.device.index, args, serpentine);
 }
 
 }  // namespace
