@@ -39,6 +39,36 @@ __device__ __forceinline__ void mma_16x8x32(uint32_t (&c)[4], uint32_t a0, uint3
   }
 }
 
+// fp8 on sm_90, whose mma.sync has no e4m3 form: ptxas lowers every e4m3
+// m16n8k32 to conversions of both operands into f16 and two f16 MMAs, so an
+// operand word feeding two MMAs is converted twice. These convert a lane's
+// 16 bytes of one row once (e4m3 ⊂ f16: exact), h[i] = elements 2i, 2i + 1,
+// for mma_16x8x16_f16: MMA step i takes the k slots {2t, 2t+1} from h[2i]
+// and {2t+8, 2t+9} from h[2i+1] of every operand, i.e. elements 4i…4i+3 of
+// the lane's 16 — the same k on both sides (any k order sums the same
+// products; only the fp32 addition order differs from the e4m3 MMA's).
+__device__ __forceinline__ void e4m3x16_to_f16x2(uint4 v, uint32_t (&h)[8]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n cvt.rn.f16x2.e4m3x2 %1, hi;\n}\n"
+        : "=r"(h[2 * w]), "=r"(h[2 * w + 1])
+        : "r"(words[w]));
+  }
+#else
+  (void)v, (void)h;
+  __trap();  // the dispatcher never picks fp8 below sm_89
+#endif
+}
+
+__device__ __forceinline__ void mma_16x8x16_f16(uint32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 // The accumulator type: exact int32 sums for int8, fp32 for fp8.
 template <bool kFp8>
 using Acc = std::conditional_t<kFp8, float, int32_t>;

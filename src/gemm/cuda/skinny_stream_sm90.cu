@@ -88,7 +88,7 @@ __device__ __forceinline__ void consumer_sync() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kConsumerWarps * 32) : "memory");
 }
 
-template <bool kTransposed, bool kFp8>
+template <bool kTransposed, bool kFp8, bool kCvtOnce>
 __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args, bool serpentine) {
   wait_for_preceding_grids();
   allow_dependent_launch();
@@ -204,6 +204,17 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
           const uint4 x = tokens[c][0];
           skinny::mma_16x8x32<kFp8>(acc[0], lo.x, hi.x, lo.y, hi.y, x.x, x.y);
           skinny::mma_16x8x32<kFp8>(acc[0], lo.z, hi.z, lo.w, hi.w, x.z, x.w);
+        } else if constexpr (kFp8 && kCvtOnce) {
+          uint32_t x[8], y[8], wl[8], wh[8];
+          skinny::e4m3x16_to_f16x2(tokens[c][0], x);
+          skinny::e4m3x16_to_f16x2(tokens[c][1], y);
+          skinny::e4m3x16_to_f16x2(lo, wl);
+          skinny::e4m3x16_to_f16x2(hi, wh);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            skinny::mma_16x8x16_f16(acc[0], x[2 * i], y[2 * i], x[2 * i + 1], y[2 * i + 1], wl[2 * i], wl[2 * i + 1]);
+            skinny::mma_16x8x16_f16(acc[1], x[2 * i], y[2 * i], x[2 * i + 1], y[2 * i + 1], wh[2 * i], wh[2 * i + 1]);
+          }
         } else {
           // D tile: tokens g, g + 8 are the MMA's rows, weight row g (n tile
           // 0) or g + 8 (n tile 1) its column.
@@ -238,9 +249,9 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   }
 }
 
-template <bool kTransposed, bool kFp8>
+template <bool kTransposed, bool kFp8, bool kCvtOnce = false>
 void launch(const ScaledMmArgs& args) {
-  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
+  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8, kCvtOnce>;
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
@@ -262,7 +273,12 @@ bool skinny_stream_sm90(const ScaledMmArgs& args) {
   if (args.m <= kSkinnyDecodeTransposedMaxM) {
     fp8 ? launch<true, true>(args) : launch<true, false>(args);
   } else {
-    fp8 ? launch<false, true>(args) : launch<false, false>(args);
+    static const bool cvt_once = [] {
+      const char* v = std::getenv("QGEMM_SKINNY_FP8_CVT");
+      return !(v && v[0] == '0');
+    }();
+    if (fp8 && cvt_once) launch<false, true, true>(args);
+    else fp8 ? launch<false, true>(args) : launch<false, false>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
   return true;
