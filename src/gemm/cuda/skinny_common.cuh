@@ -17,6 +17,14 @@
 
 namespace qgemm::detail::skinny {
 
+// How evenly `tiles` column tiles spread over `slots` persistent CTAs:
+// tiles per CTA on average over the most any CTA gets (1 when they fit).
+inline double balance(int64_t tiles, int64_t slots) {
+  if (tiles <= slots) return 1.0;
+  const int64_t most = (tiles + slots - 1) / slots;
+  return static_cast<double>(tiles) / static_cast<double>(slots * most);
+}
+
 template <bool kFp8>
 __device__ __forceinline__ void mma_16x8x32(uint32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                             uint32_t a3, uint32_t b0, uint32_t b1) {

@@ -255,7 +255,21 @@ void launch(const ScaledMmArgs& args) {
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
-  const int64_t ctas = std::min(tiles, info.resident_ctas);
+  const int64_t sms = cuda_device_info(args.device.index).sm_count;
+  const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / sms);
+  int64_t per_sm = 1;
+  static const int forced = [] {
+    const char* v = std::getenv("QGEMM_SKINNY_STREAM_PER_SM");
+    return v ? std::atoi(v) : 0;
+  }();
+  if (forced > 0) {
+    per_sm = std::min<int64_t>(forced, most_per_sm);
+  } else {
+    for (int64_t c = 2; c <= most_per_sm; ++c) {
+      if (skinny::balance(tiles, c * sms) >= skinny::balance(tiles, per_sm * sms)) per_sm = c;
+    }
+  }
+  const int64_t ctas = std::min(tiles, per_sm * sms);
   static const bool serpentine = [] {
     const char* v = std::getenv("QGEMM_SKINNY_SERPENTINE");
     return !(v && v[0] == '0');
