@@ -1,5 +1,6 @@
 // skinny_common.cuh — what the two skinny (M ≤ 64) kernels share: the
-// m16n8k32 MMA on 8-bit inputs, the placement of a warp's accumulators in
+// m16n8k32 MMA on 8-bit inputs (and, for fp8 on sm_90, its f16 form with
+// the operands converted once), the placement of a warp's accumulators in
 // the CTA's partial-sum tile, and the epilogue that adds the warps' partial
 // sums in a fixed order and stores the dequantized outputs.
 //   skinny_gemm.cu         — register ring of 16-byte loads, sm_80+
@@ -16,14 +17,6 @@
 #include "gemm/scaled_mm_args.h"
 
 namespace qgemm::detail::skinny {
-
-// How evenly `tiles` column tiles spread over `slots` persistent CTAs:
-// tiles per CTA on average over the most any CTA gets (1 when they fit).
-inline double balance(int64_t tiles, int64_t slots) {
-  if (tiles <= slots) return 1.0;
-  const int64_t most = (tiles + slots - 1) / slots;
-  return static_cast<double>(tiles) / static_cast<double>(slots * most);
-}
 
 template <bool kFp8>
 __device__ __forceinline__ void mma_16x8x32(uint32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,

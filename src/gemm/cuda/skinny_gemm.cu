@@ -262,6 +262,14 @@ void launch_per_tile(const ScaledMmArgs& args) {
   }
 }
 
+// How evenly `tiles` column tiles spread over `slots` persistent CTAs:
+// tiles per CTA on average over the most any CTA gets (1 when they fit).
+double balance(int64_t tiles, int64_t slots) {
+  if (tiles <= slots) return 1.0;
+  const int64_t most = (tiles + slots - 1) / slots;
+  return static_cast<double>(tiles) / static_cast<double>(slots * most);
+}
+
 // M ≤ 16, persistent over 16-column tiles, 8 warps. Two shapes, measured on
 // H100 (docs/gemm.md): "wide" (2 chunks in flight per warp) streams best (85 %
 // of copy bandwidth at 1×28672×4096 vs 74 % for "deep"), "deep" (4 in
@@ -294,8 +302,8 @@ void launch_decode(const ScaledMmArgs& args) {
       persistent_slots<kKernel<kMFrags, kNTiles, 2, 8, kWideThree, kFp8, kTransposed>>(device, 256, kWideThree),
       int64_t{kSkinnyDecodeWideCtasPerSm} * cuda_device_info(device).sm_count);
   const int64_t deep_slots = persistent_slots<kKernel<kMFrags, kNTiles, 4, 8, 2, kFp8, kTransposed>>(device, 256, 2);
-  const bool most = skinny::balance(tiles, wide_most) > skinny::balance(tiles, wide_three);
-  if (kDeepRate * skinny::balance(tiles, deep_slots) > skinny::balance(tiles, most ? wide_most : wide_three)) {
+  const bool most = balance(tiles, wide_most) > balance(tiles, wide_three);
+  if (kDeepRate * balance(tiles, deep_slots) > balance(tiles, most ? wide_most : wide_three)) {
     launch_kernel<kMFrags, kNTiles, 4, 8, 2, kFp8, kTransposed>(args, deep_slots);
   } else if (most) {
     launch_kernel<kMFrags, kNTiles, 2, 8, kWideMost, kFp8, kTransposed>(args, wide_most);

@@ -20,10 +20,15 @@
 //     16 × K bytes from L2 per tile, as many as the weight's (M = 16 up to
 //     1.5× slower);
 //   - each tile's scale, bias and zero-point term loaded when the tile
-//     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs).
+//     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs);
+//   - one or two CTAs per SM by how evenly the tiles spread (ctas_per_sm);
+//   - K walked forward on a CTA's even tiles and backward on its odd ones,
+//     so that a tile starts on the tokens its predecessor ended with, still
+//     in L1 (0.5–1 % faster geomean, up to 3 %).
 //
-// CTA: 8 consumer warps + 1 producer warp, one CTA per SM (persistent over
-// the N/16 column tiles: tile blockIdx.x, + gridDim.x, …). Stage s of a tile
+// CTA: 8 consumer warps + 1 producer warp, one or two CTAs per SM
+// (persistent over the N/16 column tiles: tile blockIdx.x, + gridDim.x, …;
+// K order as above). Stage s of a tile
 // holds bytes [s·kStageK, (s+1)·kStageK) of K of its 16 weight rows, row r
 // at r·kRowPitch (pitch kStageK + 64: the 16-byte reads of rows g and g + 8
 // by lanes (g, t) fall in distinct banks per quarter warp):
@@ -46,7 +51,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
@@ -88,8 +92,8 @@ __device__ __forceinline__ void consumer_sync() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kConsumerWarps * 32) : "memory");
 }
 
-template <bool kTransposed, bool kFp8, bool kCvtOnce>
-__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args, bool serpentine) {
+template <bool kTransposed, bool kFp8>
+__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args) {
   wait_for_preceding_grids();
   allow_dependent_launch();
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -114,7 +118,7 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
     const uint64_t policy = l2_evict_first_policy();
     uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
     bool backward = false;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = serpentine && !backward) {
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = !backward) {
       const int64_t row = std::min<int64_t>(tile * kColumns + lane, args.n - 1);
       const uint8_t* src = b + row * args.ldb;
       for (int step = 0; step < k_stages; ++step, ++it) {
@@ -173,19 +177,20 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   uint4 tokens[kChunksPerWarp][kTokenRows];
   load_tokens(0, tokens);
   bool backward = false;
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = serpentine && !backward) {
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = !backward) {
     const int64_t col = tile * kColumns + out_col;
     skinny::ColumnOperands column;
     if (stores && col < args.n) column = skinny::load_column_operands(args, col);
     constexpr int kNTiles = kTransposed ? 1 : 2;
     uint32_t acc[kNTiles][4] = {};
     for (int step = 0; step < k_stages; ++step, ++it) {
-      const int s = backward ? k_stages - 1 - step : step;
-      // The next stage's tokens (the next tile's first, after the last) are
-      // loaded before this stage is waited for and multiplied.
+      const int s = backward ? k_stages - 1 - step : step;  // as the producer's
+      // The next stage's tokens (after the last, the next tile's first: this
+      // tile's last again, walked the other way) are loaded before this
+      // stage is waited for and multiplied.
       uint4 next[kChunksPerWarp][kTokenRows];
       const int next_s = step + 1 < k_stages ? (backward ? s - 1 : s + 1)
-                                             : (serpentine && !backward ? k_stages - 1 : 0);
+                                             : (backward ? 0 : k_stages - 1);
       load_tokens(next_s, next);
       const uint32_t slot = it % kStages;
       mbarrier_wait(smem_address(&smem.full[slot]), (it / kStages) & 1u);
@@ -204,7 +209,12 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
           const uint4 x = tokens[c][0];
           skinny::mma_16x8x32<kFp8>(acc[0], lo.x, hi.x, lo.y, hi.y, x.x, x.y);
           skinny::mma_16x8x32<kFp8>(acc[0], lo.z, hi.z, lo.w, hi.w, x.z, x.w);
-        } else if constexpr (kFp8 && kCvtOnce) {
+        } else if constexpr (kFp8) {
+          // The same D tile from f16 MMAs: each of the four words' e4m3
+          // bytes converted once (skinny::e4m3x16_to_f16x2), not once per
+          // MMA that reads it as ptxas's lowering of the e4m3 MMA does.
+          // H100, same call: M = 9–16 fp8 SASS 1296 → 1096 instructions,
+          // 124 → 91 registers; 16×8192×28672 91.9 → 87.5 µs.
           uint32_t x[8], y[8], wl[8], wh[8];
           skinny::e4m3x16_to_f16x2(tokens[c][0], x);
           skinny::e4m3x16_to_f16x2(tokens[c][1], y);
@@ -249,33 +259,37 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   }
 }
 
-template <bool kTransposed, bool kFp8, bool kCvtOnce = false>
+// CTAs per SM (up to `most`, what registers and shared memory allow: 2 for
+// every build on sm_90a): the count whose busiest SM gets the fewest tiles,
+// ceil(tiles / (c·SMs))·c; on a tie one CTA while the M tokens' K bytes fit
+// in L1 beside its stages (every tile re-reads them), else the most, which
+// keep twice the bytes in flight. H100, same call, 32 decode shapes against
+// 1 and 2 forced (docs/gemm.md, "CTAs per SM"): within 0.3 % of the faster
+// of the two (geomean); 2 per SM at N = 6144 (384 tiles: 2 rounds of 264
+// CTAs, 3 of 132 but 4 per SM) was 13–18 % slower, 1 per SM at 16×8192×28672
+// 4 % slower.
+constexpr int64_t kTokensInL1 = 160 * 1024;
+int64_t ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes) {
+  auto busiest_sm = [&](int64_t c) { return (tiles + c * sms - 1) / (c * sms) * c; };
+  int64_t best = 1;
+  for (int64_t c = 2; c <= most; ++c) {
+    const bool tie = busiest_sm(c) == busiest_sm(best);
+    if (busiest_sm(c) < busiest_sm(best) || (tie && token_bytes > kTokensInL1)) best = c;
+  }
+  return best;
+}
+
+template <bool kTransposed, bool kFp8>
 void launch(const ScaledMmArgs& args) {
-  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8, kCvtOnce>;
+  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
   constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t sms = cuda_device_info(args.device.index).sm_count;
-  const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / sms);
-  int64_t per_sm = 1;
-  static const int forced = [] {
-    const char* v = std::getenv("QGEMM_SKINNY_STREAM_PER_SM");
-    return v ? std::atoi(v) : 0;
-  }();
-  if (forced > 0) {
-    per_sm = std::min<int64_t>(forced, most_per_sm);
-  } else {
-    for (int64_t c = 2; c <= most_per_sm; ++c) {
-      if (skinny::balance(tiles, c * sms) >= skinny::balance(tiles, per_sm * sms)) per_sm = c;
-    }
-  }
+  const int64_t per_sm = ctas_per_sm(tiles, sms, std::max<int64_t>(1, info.resident_ctas / sms), args.m * args.k);
   const int64_t ctas = std::min(tiles, per_sm * sms);
-  static const bool serpentine = [] {
-    const char* v = std::getenv("QGEMM_SKINNY_SERPENTINE");
-    return !(v && v[0] == '0');
-  }();
   launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
-                    args.device.index, args, serpentine);
+                    args.device.index, args);
 }
 
 }  // namespace
@@ -287,12 +301,7 @@ bool skinny_stream_sm90(const ScaledMmArgs& args) {
   if (args.m <= kSkinnyDecodeTransposedMaxM) {
     fp8 ? launch<true, true>(args) : launch<true, false>(args);
   } else {
-    static const bool cvt_once = [] {
-      const char* v = std::getenv("QGEMM_SKINNY_FP8_CVT");
-      return !(v && v[0] == '0');
-    }();
-    if (fp8 && cvt_once) launch<false, true, true>(args);
-    else fp8 ? launch<false, true>(args) : launch<false, false>(args);
+    fp8 ? launch<false, true>(args) : launch<false, false>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
   return true;
