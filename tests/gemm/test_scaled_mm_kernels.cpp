@@ -110,13 +110,14 @@ std::vector<KernelCase> kernel_cases() {
       // a tile (8208, 16400) and across tiles (N = 8192: 512 tiles on ≤ 132
       // CTAs); N below, at and past one 16-row tile, odd N (rows past N copy
       // row N − 1). Each CTA walks K forward on its even tiles and backward
-      // on its odd ones (partial stage first): N = 4111 and 8192 with 3–11
-      // stages give every CTA both directions; 16 × 10256 token bytes (more
-      // than L1 holds beside a CTA's stages) take two CTAs per SM.
+      // on its odd ones (partial stage first): N = 4111 with 3 stages gives
+      // every CTA both directions; 16 × 10256 token bytes (more than L1
+      // holds beside a CTA's stages) take two CTAs per SM where N = 2129's
+      // 134 tiles are a tie between one and two (up to 133 SMs).
       const int64_t stream[][3] = {{1, 48, 80},    {16, 272, 208},  {3, 136, 8208}, {9, 40, 2064},
                                    {16, 72, 1040}, {5, 8192, 208},  {16, 8192, 1040}, {8, 1, 16400},
                                    {2, 4095, 4096}, {13, 1001, 3088}, {7, 17, 16},
-                                   {13, 8192, 3088}, {4, 4111, 2064}, {16, 4111, 10256}};
+                                   {4, 4111, 2064}, {16, 2129, 10256}};
       for (const auto& s : stream) cases.push_back({kernel, s[0], s[1], s[2]});
       continue;
     }
