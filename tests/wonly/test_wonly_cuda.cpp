@@ -228,6 +228,30 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   }
 }
 
+// The decode kernel's four-token-block shape (M = 17–32 in one launch)
+// forced on ragged shapes: partial token blocks (M = 17, 25), a full one
+// (32), N not a multiple of 16, K with a partial K tile, split K across a
+// cluster (200 × 4128: few row blocks), every group size, offsets and bias
+// both ways, both dtypes, plain and prepacked, int4 and int8; and M = 9 under
+// the same override (two token blocks).
+TEST(WeightOnlyCudaGemv, FourTokenBlocksMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 4);
+  const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {5003, 416}};
+  int index = 0;
+  for (bool int4 : {true, false}) {
+    for (const auto& s : shapes) {
+      for (int64_t m : {9, 17, 25, 32}) {
+        const WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
+        auto rng = make_rng(static_cast<uint64_t>(index * 131 + 4));
+        const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+        const DeviceWeights dev(w, c.prepacked);
+        check_case(c, w, dev, {{0, c.n}});
+      }
+    }
+  }
+}
+
 // Scales and offsets with a row stride larger than the group count, and a
 // base 4 bytes past an 8-byte boundary: the wgmma kernel's param blocks
 // (wonly_param_blocks.cuh) then take their two-4-byte-copy path although the

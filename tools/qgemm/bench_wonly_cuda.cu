@@ -258,7 +258,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
                                 Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
                                 Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
                                 Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"},
-                                Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"}}) {
+                                Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"},
+                                Forced{detail::WonlyKernel::kGemvChunks, 4, "gemv-4"}}) {
           if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
           if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
           detail::WonlyKernelOverride force(f.kernel, f.tile);

@@ -17,7 +17,8 @@ void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t
 
 enum class WonlyKernel {
   kGemv,        // the decode kernel, one launch (wonly_gemv.cu)
-  kGemvChunks,  // the decode kernel, one launch per 16 tokens (each re-reads the weight)
+  kGemvChunks,  // the decode kernel, one launch per 8·tile tokens (tile 2: per 16, each re-reading the
+                // weight; tile 4: one launch of four n8 token blocks for M ≤ 32)
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
   kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), sm_90a
   kDense,       // dequantize once into the workspace, then a dense GEMM (wonly_dense.cuh), sm_90a
@@ -38,11 +39,11 @@ bool wonly_dense_mma_available(int device);
 
 // For tests and benchmarks: while one is alive on a thread, weight_only_mm
 // calls on that thread with M > 16 run `kernel` (kMma, kWgmma, or
-// kGemvChunks: 16-token decode launches) with `tile` tokens per block tile
-// (kGemvChunks: 2 token blocks) instead of the dispatch table's choice.
-// kWgmma where it cannot run (not sm_90, not built) is an error, and so is a
-// tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
-// kGemvChunks: 2; kDense, kDenseMma: 0) or another kernel. kDense and
+// kGemvChunks: decode launches of 8·tile tokens) with `tile` tokens per block
+// tile (kGemvChunks: n8 token blocks, 2 or 4) instead of the dispatch table's
+// choice. kWgmma where it cannot run (not sm_90, not built) is an error, and
+// so is a tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
+// kGemvChunks: 2, 4; kDense, kDenseMma: 0) or another kernel. kDense and
 // kDenseMma also need a workspace of weight_only_dense_workspace_bytes and
 // operands their GEMM takes (an error otherwise).
 class WonlyKernelOverride {
@@ -76,7 +77,7 @@ class WonlyStreamKOverride {
 int stream_k_override_ctas();
 
 // The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).
-void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // M ≤ 8·token_blocks
+void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // 1, 2 or 4; M ≤ 8·token_blocks
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a; 64, 128 or 256
 // The dense path (wonly_dense_bf16.cu / _fp16.cu, sm_90a): false, with

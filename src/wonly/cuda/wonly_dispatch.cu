@@ -62,7 +62,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "24.8 / 24.6, but int4 21.7 / 21.7 against 20.3 / 21.8 (and (2048, 8192) int4 "
                               "23.6 / 23.4 against 22.8 / 24.5): int4 with a short K keeps the decode launches",
                               false, true},
-  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches: no wgmma, or a weight of at most SMs/4 row tiles, "
+  {32, WonlyKernel::kGemvChunks, 4, "EXPERIMENT one launch of four token blocks; was two M ≤ 16 launches: no wgmma, or a weight of at most SMs/4 row tiles, "
                                     "where the wgmma grid needs a 4-way K split: H100 at f7dc43d, M = 17 / 32 "
                                     "µs, decode launches against wgmma: (4096, 4096) int4 22.3 / 21.9 against "
                                     "26.8 / 23.4, int8 25.9 / 24.6 against 29.5 / 25.6; (4096, 11008) int4 "
@@ -313,11 +313,11 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     const bool mma_tile = override_tile == 64 || override_tile == 128;
     const bool supported = override_kernel == WonlyKernel::kMma         ? mma_tile
                            : override_kernel == WonlyKernel::kWgmma     ? mma_tile || override_tile == 256
-                           : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2
+                           : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2 || override_tile == 4
                                                                         : false;
     if (!supported) {
       throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens, kWgmma with "
-                                     "64, 128 or 256, or kGemvChunks with 2 token blocks, got tile " +
+                                     "64, 128 or 256, or kGemvChunks with 2 or 4 token blocks, got tile " +
                                      std::to_string(override_tile));
     }
     config.kernel = override_kernel;
@@ -332,7 +332,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
         part.m = std::min(chunk, args.m - m0);
         part.a = static_cast<const uint16_t*>(args.a) + m0 * args.lda;
         part.out = static_cast<uint16_t*>(args.out) + m0 * args.ldo;
-        launch_wonly_gemv(part, part.m <= 8 ? 1 : config.tile);
+        launch_wonly_gemv(part, part.m <= 8 ? 1 : part.m <= 16 ? 2 : config.tile);
       }
       break;
     }

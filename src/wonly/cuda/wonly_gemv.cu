@@ -1,8 +1,8 @@
-// Small-M weight-only kernel (M ≤ 16 tokens): streams the weight once with
+// Small-M weight-only kernel (M ≤ 32 tokens): streams the weight once with
 // 16-byte loads, dequantizes in registers and multiplies on the tensor cores
 // with the roles swapped — weight rows are the MMA's M=16 side, tokens its
-// N=8 side (one n8 block for M ≤ 8, two for M ≤ 16) — so every loaded weight
-// serves all tokens and the CUDA cores only dequantize.
+// N=8 side (one n8 block for M ≤ 8, two for M ≤ 16, four for M ≤ 32) — so
+// every loaded weight serves all tokens and the CUDA cores only dequantize.
 //
 // Block: kTiles m16 weight tiles (16·kTiles rows; the shapes per weight type
 // and token count are at `launch` below) × kWarps warps splitting K. A warp
@@ -371,7 +371,13 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    on 396 slots 87 %); the wave fill also keeps the first
 //                    shape where it measured faster: (8192, 8192) 31.7 against
 //                    38.4, (57344, 8192) 182 against 188.
+// M = 17–32, int4 and int8:
+//   <4, 1, 1, 8, 2>  16 rows, four n8 token blocks: one launch reads the
+//                    weight once for 32 tokens, where two M ≤ 16 launches
+//                    read it twice (measurements: the kGemvChunks rows of
+//                    wonly_dispatch.cu).
 constexpr int kManyRowsWarpsPerSm = 20;
+constexpr int kFourBlocksTiles = 1, kFourBlocksMinBlocks = 2;
 
 // blocks / (slots · rounds): how full the rounds of `slots` resident blocks are.
 inline double wave_fill(int64_t blocks, int64_t slots) {
@@ -406,7 +412,9 @@ bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
 template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
-  if (token_blocks == 1) {
+  if (token_blocks == 4) {
+    launch_variant<kBf16, kParams16, kInt4, 4, kFourBlocksTiles, 1, 8, kFourBlocksMinBlocks>(args);
+  } else if (token_blocks == 1) {
     if constexpr (kInt4) {
       const int64_t warps_16_rows = (args.n + 15) / 16 * 4;  // 16-row blocks of 4 warps
       if (args.m <= 4 && warps_16_rows >= kManyRowsWarpsPerSm * sm_count) {
