@@ -34,6 +34,8 @@ struct WonlyConfig {
   const char* why;
   bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
   bool stream_k_only = false;      // only with a workspace that stream-K on a small grid can use
+  bool int8_up_to_a_wave = false;  // only int8 weights of at most SMs 128-row tiles
+  bool not_tall_int4 = false;      // not int4 weights with 4 × (128-row tiles) > SMs
 };
 
 // clang-format off
@@ -45,28 +47,46 @@ constexpr WonlyConfig kConfigs[] = {
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
                               "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
                               "their last wave (block shapes: `launch` in wonly_gemv.cu)"},
+  {32, WonlyKernel::kGemvChunks, 4,
+                              "int8 weights of at most SMs row tiles: one decode launch of four n8 token blocks "
+                              "(16 rows × 8 warps) reads the weight once for 32 tokens. H100 at 2d6c185, W8 per "
+                              "channel, M = 17 / 24 / 32, µs, against what ran before (wgmma, with a workspace "
+                              "its stream-K build) and cuBLAS bf16 (bench/results/wonly-h100-m17-32-four-blocks.json): "
+                              "(4096, 4096) 14.1 / 14.3 / 14.3 against 21.9 / 21.8 / 21.5 (cuBLAS 16.8); "
+                              "(4096, 11008) 28.6 / 28.9 / 29.1 against 36.5 / 36.4 / 36.6; (11008, 4096) 31.3 / "
+                              "31.9 / 32.5 against 35.7 / 34.8 / 34.8; (4096, 14336) 35.0 / 35.2 / 35.6 against "
+                              "42.6 / 43.5 / 43.1; not on (28672, 8192): 123.5 / 125.3 / 128.6 against wgmma's "
+                              "118.9 / 111.8 / 108.7",
+                              false, false, true},
   {32, WonlyKernel::kWgmma, 64,
-                              "one wgmma launch (padded to 64 tokens) rather than two decode launches, each "
-                              "reading the weight, on weights of more than SMs/4 row tiles: H100 at f7dc43d, "
-                              "M = 17 / 32 µs, wgmma against decode launches: (28672, 8192) int4 112 / 104 "
-                              "against 131 / 154, int8 126 / 124 against 190 / 200; (11008, 4096) int8 41.0 / "
-                              "39.7 against 47.4 / 48.8 (bench/results/wonly-h100-sweep-w8-wgmma.json)",
+                              "one wgmma launch (padded to 64 tokens) rather than decode launches on int4 "
+                              "weights of more than SMs/4 row tiles and int8 ones of more than SMs: H100 at "
+                              "f7dc43d, M = 17 / 32 µs, wgmma against two M ≤ 16 decode launches: (28672, 8192) "
+                              "int4 112 / 104 against 131 / 154, int8 126 / 124 against 190 / 200 "
+                              "(bench/results/wonly-h100-sweep-w8-wgmma.json); at 2d6c185 int4 (11008, 4096) "
+                              "34.2 / 33.5 against 41.0 / 46.1 for the four-token-block launch",
                               true},
   {32, WonlyKernel::kWgmma, 64,
-                              "with a workspace, on the smaller weights too (int8, or int4 with K ≥ 10240): one "
-                              "wgmma launch, stream-K over one CTA per SM in place of the 4-way K split "
-                              "(wonly_stream_k.h, small grids), against two decode launches: H100, M = 17 / 32 "
-                              "µs (bench/results/wonly-h100-stream-k-m17-32.json): (4096, 11008) int4 34.2 / "
-                              "34.1 against 38.7 / 44.3, int8 36.4 / 36.4 against 46.8 / 48.5; (4096, 28672) "
-                              "int4 65.1 / 65.0 against 78.0 / 89.8; (4096, 4096) int8 22.0 / 21.9 against "
-                              "24.8 / 24.6, but int4 21.7 / 21.7 against 20.3 / 21.8 (and (2048, 8192) int4 "
-                              "23.6 / 23.4 against 22.8 / 24.5): int4 with a short K keeps the decode launches",
+                              "with a workspace, int4 with K ≥ 10240 on the smaller weights: one wgmma launch, "
+                              "stream-K over one CTA per SM in place of the 4-way K split (wonly_stream_k.h, "
+                              "small grids). H100 at 2d6c185, M = 17 / 24 / 32 µs, against the four-token-block "
+                              "launch: (4096, 11008) 33.9 / 33.7 / 33.5 against 32.7 / 33.8 / 37.0, (4096, "
+                              "14336) 39.7 / 40.3 / 40.4 against 40.9 / 43.7 / 47.6 (int8 takes the row above)",
                               false, true},
-  {32, WonlyKernel::kGemvChunks, 4, "EXPERIMENT one launch of four token blocks; was two M ≤ 16 launches: no wgmma, or a weight of at most SMs/4 row tiles, "
-                                    "where the wgmma grid needs a 4-way K split: H100 at f7dc43d, M = 17 / 32 "
-                                    "µs, decode launches against wgmma: (4096, 4096) int4 22.3 / 21.9 against "
-                                    "26.8 / 23.4, int8 25.9 / 24.6 against 29.5 / 25.6; (4096, 11008) int4 "
-                                    "40.9 / 44.0 against 50.3 / 44.9"},
+  {32, WonlyKernel::kGemvChunks, 4,
+                              "one decode launch of four n8 token blocks, except on int4 weights of more than "
+                              "SMs/4 row tiles: H100 at 2d6c185, W4 g128, M = 17 / 24 / 32 µs, against two "
+                              "M ≤ 16 launches: (4096, 4096) 16.8 / 17.3 / 18.4 against 21.6 / 22.0 / 20.7 "
+                              "(cuBLAS 16.8–17.0); (2048, 8192) 18.3 / 18.9 / 20.0 against 24.5 / 25.2 / 23.9; "
+                              "(4096, 11008) without a workspace 32.7 / 33.9 / 37.0 against 37.4 / 37.7 / 42.9; "
+                              "int8 on (28672, 8192) (GPUs without wgmma) 123.5 / 125.3 / 128.6 against "
+                              "185.8 / 186.3 / 193.8",
+                              false, false, false, true},
+  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches (int4 weights of more than SMs/4 row tiles on GPUs "
+                                    "without wgmma): the four-token-block int4 shape (128 registers, 84 bytes "
+                                    "of spills at 2 blocks per SM) was slower there on the H100 at 2d6c185, "
+                                    "(28672, 8192) M = 17 / 32 163.0 / 188.0 µs against 129.3 / 153.2, "
+                                    "(11008, 4096) 41.0 / 46.1 against 35.6 / 39.4"},
   {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
                                 "M = 64: int4 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) "
                                 "(37.1); int8 at f7dc43d 124.8 (mma.sync 162.8), 25.2 (30.1)"},
@@ -302,6 +322,8 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.stream_k_only && !(small_grid_stream_k && (!args.int4 || args.k >= 10240))) continue;
+    if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
+    if (row.not_tall_int4 && args.int4 && tall_weight) continue;
     config = row;
     break;
   }
