@@ -33,6 +33,7 @@
 // kDepth tiles into registers before the current tile's math. SASS per
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
 // int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
@@ -413,6 +414,16 @@ template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
   if (token_blocks == 4) {
+    static const int scratch = [] {
+      const char* v = std::getenv("QGEMM_WONLY_FOUR");
+      return v ? std::atoi(v) : 0;
+    }();
+    if constexpr (kInt4) {
+      if (scratch == 1) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 8, 1>(args);
+      if (scratch == 2) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 4, 3>(args);
+      if (scratch == 3) return launch_variant<kBf16, kParams16, kInt4, 4, 2, 1, 4, 2>(args);
+      if (scratch == 4) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 4, 4>(args);
+    }
     launch_variant<kBf16, kParams16, kInt4, 4, kFourBlocksTiles, 1, 8, kFourBlocksMinBlocks>(args);
   } else if (token_blocks == 1) {
     if constexpr (kInt4) {
