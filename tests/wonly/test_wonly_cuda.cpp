@@ -228,16 +228,17 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   }
 }
 
-// The decode kernel's four-token-block shape (M = 17–32 in one launch)
+// The decode kernel's four-token-block shapes (M = 17–32 in one launch)
 // forced on ragged shapes: partial token blocks (M = 17, 25), a full one
 // (32), N not a multiple of 16, K with a partial K tile, split K across a
 // cluster (200 × 4128: few row blocks), every group size, offsets and bias
-// both ways, both dtypes, plain and prepacked, int4 and int8; and M = 9 under
-// the same override (two token blocks).
+// both ways, both dtypes, plain and prepacked, int4 and int8 — int4 on its
+// 16-row shape (N ≤ 16·SMs) and its 32-row one (N = 5003, 10001); and M = 9
+// under the same override (two token blocks).
 TEST(WeightOnlyCudaGemv, FourTokenBlocksMatchCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 4);
-  const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {5003, 416}};
+  const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {5003, 416}, {10001, 160}};
   int index = 0;
   for (bool int4 : {true, false}) {
     for (const auto& s : shapes) {

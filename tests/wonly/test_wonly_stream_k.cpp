@@ -116,8 +116,8 @@ TEST_F(WeightOnlyStreamK, ForcedCtasMatchCpu) {
 
 // The rules' own choice on grids a cluster split of 8 would serve (8 row
 // tiles, 256 k tiles: stream-K over one CTA per SM, tiles cut between ~17
-// CTAs; at M = 17–32 int4 takes the wgmma kernel for it, int8 the
-// four-token-block decode launch), against the CPU twin.
+// CTAs; at M = 17–32 the four-token-block decode launch runs instead),
+// against the CPU twin.
 TEST_F(WeightOnlyStreamK, SmallGridRuleMatchesCpu) {
   int index = 0;
   for (bool int4 : {true, false}) {

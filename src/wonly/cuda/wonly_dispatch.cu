@@ -33,9 +33,7 @@ struct WonlyConfig {
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
   const char* why;
   bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
-  bool stream_k_only = false;      // only with a workspace that stream-K on a small grid can use
   bool int8_up_to_a_wave = false;  // only int8 weights of at most SMs 128-row tiles
-  bool not_tall_int4 = false;      // not int4 weights with 4 × (128-row tiles) > SMs
 };
 
 // clang-format off
@@ -57,36 +55,24 @@ constexpr WonlyConfig kConfigs[] = {
                               "31.9 / 32.5 against 35.7 / 34.8 / 34.8; (4096, 14336) 35.0 / 35.2 / 35.6 against "
                               "42.6 / 43.5 / 43.1; not on (28672, 8192): 123.5 / 125.3 / 128.6 against wgmma's "
                               "118.9 / 111.8 / 108.7",
-                              false, false, true},
-  {32, WonlyKernel::kWgmma, 64,
-                              "one wgmma launch (padded to 64 tokens) rather than decode launches on int4 "
-                              "weights of more than SMs/4 row tiles and int8 ones of more than SMs: H100 at "
-                              "f7dc43d, M = 17 / 32 µs, wgmma against two M ≤ 16 decode launches: (28672, 8192) "
-                              "int4 112 / 104 against 131 / 154, int8 126 / 124 against 190 / 200 "
-                              "(bench/results/wonly-h100-sweep-w8-wgmma.json); at 2d6c185 int4 (11008, 4096) "
-                              "34.2 / 33.5 against 41.0 / 46.1 for the four-token-block launch",
-                              true},
-  {32, WonlyKernel::kWgmma, 64,
-                              "with a workspace, int4 with K ≥ 10240 on the smaller weights: one wgmma launch, "
-                              "stream-K over one CTA per SM in place of the 4-way K split (wonly_stream_k.h, "
-                              "small grids). H100 at 2d6c185, M = 17 / 24 / 32 µs, against the four-token-block "
-                              "launch: (4096, 11008) 33.9 / 33.7 / 33.5 against 32.7 / 33.8 / 37.0, (4096, "
-                              "14336) 39.7 / 40.3 / 40.4 against 40.9 / 43.7 / 47.6 (int8 takes the row above)",
                               false, true},
+  {32, WonlyKernel::kWgmma, 64,
+                              "one wgmma launch (padded to 64 tokens) on int4 weights of more than SMs/4 row "
+                              "tiles and int8 ones of more than SMs: H100 at 03bc88f, M = 17 / 32 µs, against "
+                              "the four-token-block decode launch: int4 (28672, 8192) 108.2 / 98.3 against "
+                              "109.9 / 122.8, (11008, 4096) 34.3 / 33.5 against 33.2 / 37.1; int8 (28672, "
+                              "8192) 118.9 / 108.7 against 123.5 / 128.6 at 2d6c185",
+                              true},
   {32, WonlyKernel::kGemvChunks, 4,
-                              "one decode launch of four n8 token blocks, except on int4 weights of more than "
-                              "SMs/4 row tiles: H100 at 2d6c185, W4 g128, M = 17 / 24 / 32 µs, against two "
-                              "M ≤ 16 launches: (4096, 4096) 16.8 / 17.3 / 18.4 against 21.6 / 22.0 / 20.7 "
-                              "(cuBLAS 16.8–17.0); (2048, 8192) 18.3 / 18.9 / 20.0 against 24.5 / 25.2 / 23.9; "
-                              "(4096, 11008) without a workspace 32.7 / 33.9 / 37.0 against 37.4 / 37.7 / 42.9; "
-                              "int8 on (28672, 8192) (GPUs without wgmma) 123.5 / 125.3 / 128.6 against "
-                              "185.8 / 186.3 / 193.8",
-                              false, false, false, true},
-  {32, WonlyKernel::kGemvChunks, 2, "two M ≤ 16 launches (int4 weights of more than SMs/4 row tiles on GPUs "
-                                    "without wgmma): the four-token-block int4 shape (128 registers, 84 bytes "
-                                    "of spills at 2 blocks per SM) was slower there on the H100 at 2d6c185, "
-                                    "(28672, 8192) M = 17 / 32 163.0 / 188.0 µs against 129.3 / 153.2, "
-                                    "(11008, 4096) 41.0 / 46.1 against 35.6 / 39.4"},
+                              "one decode launch of four n8 token blocks (int4: 32 or 16 rows by grid size, "
+                              "`launch` in wonly_gemv.cu), on every weight the rows above leave, with or without "
+                              "a workspace. H100 at 03bc88f, W4 g128, M = 17 / 32 µs, against the former choices "
+                              "(two M ≤ 16 launches; with a workspace and K ≥ 10240 a stream-K wgmma launch): "
+                              "(4096, 4096) 15.7 / 16.1 against 21.7 / 20.8 (cuBLAS 17.0); (2048, 8192) 16.4 / "
+                              "17.7 against 24.9 / 23.9; (4096, 11008) 26.4 / 27.4 against stream-K's 33.9 / "
+                              "33.9. Without wgmma it also beats two launches on the taller weights: (28672, "
+                              "8192) int4 109.9 / 122.8 against 130.5 / 153.8, int8 123.5 / 128.6 against "
+                              "185.8 / 193.8 (2d6c185)"},
   {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
                                 "M = 64: int4 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) "
                                 "(37.1); int8 at f7dc43d 124.8 (mma.sync 162.8), 25.2 (30.1)"},
@@ -313,17 +299,10 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   }
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
-  // A small grid (≤ SMs/4 tiles of 64 tokens) that stream-K spreads over every SM.
-  const bool small_grid_stream_k =
-      args.workspace != nullptr && args.m <= 64 && !tall_weight &&
-      wonly::stream_k_ctas_small_grid((args.k + 63) / 64, row_tiles(args), device.sm_count, 8,
-                                      wonly::stream_k_partial_bytes(64), args.workspace_bytes) > 0;
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
-    if (row.stream_k_only && !(small_grid_stream_k && (!args.int4 || args.k >= 10240))) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
-    if (row.not_tall_int4 && args.int4 && tall_weight) continue;
     config = row;
     break;
   }

@@ -33,7 +33,6 @@
 // kDepth tiles into registers before the current tile's math. SASS per
 // weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
 // int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
-#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
@@ -372,13 +371,23 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    on 396 slots 87 %); the wave fill also keeps the first
 //                    shape where it measured faster: (8192, 8192) 31.7 against
 //                    38.4, (57344, 8192) 182 against 188.
-// M = 17–32, int4 and int8:
-//   <4, 1, 1, 8, 2>  16 rows, four n8 token blocks: one launch reads the
-//                    weight once for 32 tokens, where two M ≤ 16 launches
-//                    read it twice (measurements: the kGemvChunks rows of
-//                    wonly_dispatch.cu).
+// M = 17–32 (four n8 token blocks: one launch reads the weight once for 32
+// tokens, where two M ≤ 16 launches read it twice; the dispatch rows of
+// wonly_dispatch.cu say where), H100 at 03bc88f, W4 g128 M = 17 / 32, µs,
+// against <4, 1, 1, 8, 2> (bench/results/wonly-h100-m17-32-four-blocks.json):
+//   int4 <4, 2, 1, 4, 2>  32 rows × 4 warps, where the weight has more than
+//                         SMs/2 32-row blocks: (4096, 4096) 15.7 / 16.1
+//                         against 16.9 / 18.4 (cuBLAS bf16 17.0), (4096,
+//                         11008) 26.4 / 27.4 against 32.7 / 36.9, (28672,
+//                         8192) 109.9 / 122.8 against 164.6 / 187.6 (which
+//                         spilled: 128 registers at 2 blocks per SM).
+//   int4 <4, 1, 1, 8, 1>  16 rows × 8 warps on fewer (small grids): (2048,
+//                         8192) 16.4 / 17.7 against 22.5 / 23.6 for the
+//                         32-row shape (cuBLAS 19.2 / 18.5).
+//   int8 <4, 1, 1, 8, 2>  16 rows × 8 warps, 108 registers: (4096, 4096)
+//                         14.1 / 14.3 µs (cuBLAS 16.8), (11008, 4096) 31.3 /
+//                         32.5 (37.8 / 38.7).
 constexpr int kManyRowsWarpsPerSm = 20;
-constexpr int kFourBlocksTiles = 1, kFourBlocksMinBlocks = 2;
 
 // blocks / (slots · rounds): how full the rounds of `slots` resident blocks are.
 inline double wave_fill(int64_t blocks, int64_t slots) {
@@ -414,17 +423,15 @@ template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
   if (token_blocks == 4) {
-    static const int scratch = [] {
-      const char* v = std::getenv("QGEMM_WONLY_FOUR");
-      return v ? std::atoi(v) : 0;
-    }();
     if constexpr (kInt4) {
-      if (scratch == 1) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 8, 1>(args);
-      if (scratch == 2) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 4, 3>(args);
-      if (scratch == 3) return launch_variant<kBf16, kParams16, kInt4, 4, 2, 1, 4, 2>(args);
-      if (scratch == 4) return launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 4, 4>(args);
+      if ((args.n + 31) / 32 * 2 <= sm_count) {
+        launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 8, 1>(args);
+      } else {
+        launch_variant<kBf16, kParams16, kInt4, 4, 2, 1, 4, 2>(args);
+      }
+    } else {
+      launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 8, 2>(args);
     }
-    launch_variant<kBf16, kParams16, kInt4, 4, kFourBlocksTiles, 1, 8, kFourBlocksMinBlocks>(args);
   } else if (token_blocks == 1) {
     if constexpr (kInt4) {
       const int64_t warps_16_rows = (args.n + 15) / 16 * 4;  // 16-row blocks of 4 warps
