@@ -264,10 +264,10 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
 // ceil(tiles / (c·SMs))·c; on a tie one CTA while the M tokens' K bytes fit
 // in L1 beside its stages (every tile re-reads them), else the most, which
 // keep twice the bytes in flight. H100, same call, 32 decode shapes against
-// 1 and 2 forced (docs/gemm.md, "CTAs per SM"): within 0.3 % of the faster
-// of the two (geomean); 2 per SM at N = 6144 (384 tiles: 2 rounds of 264
-// CTAs, 3 of 132 but 4 per SM) was 13–18 % slower, 1 per SM at 16×8192×28672
-// 4 % slower.
+// 1 and 2 forced (docs/gemm.md, "K in both directions, fp8 on f16 MMAs,
+// CTAs per SM"): within 0.3 % of the faster of the two (geomean); 2 per SM
+// at N = 6144 (384 tiles: 2 rounds of 264 CTAs, i.e. 4 tiles per SM against
+// 3) was 13–18 % slower, 1 per SM at 16×8192×28672 4 % slower.
 constexpr int64_t kTokensInL1 = 160 * 1024;
 int64_t ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes) {
   auto busiest_sm = [&](int64_t c) { return (tiles + c * sms - 1) / (c * sms) * c; };
