@@ -21,7 +21,8 @@
 //     1.5× slower);
 //   - each tile's scale, bias and zero-point term loaded when the tile
 //     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs);
-//   - one or two CTAs per SM by how evenly the tiles spread (ctas_per_sm);
+//   - one or two CTAs per SM by how evenly the tiles spread
+//     (skinny_stream_ctas_per_sm, skinny_stream_launch.h);
 //   - K walked forward on a CTA's even tiles and backward on its odd ones,
 //     so that a tile starts on the tokens its predecessor ended with, still
 //     in L1 (0.5–1 % faster geomean, up to 3 %).
@@ -60,6 +61,7 @@
 #include "gemm/cuda/kernels.h"
 #include "gemm/cuda/operand_layout.h"
 #include "gemm/cuda/skinny_common.cuh"
+#include "gemm/cuda/skinny_stream_launch.h"
 
 namespace qgemm::detail {
 namespace {
@@ -259,26 +261,6 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   }
 }
 
-// CTAs per SM (up to `most`, what registers and shared memory allow: 2 for
-// every build on sm_90a): the count whose busiest SM gets the fewest tiles,
-// ceil(tiles / (c·SMs))·c; on a tie one CTA while the M tokens' K bytes fit
-// in L1 beside its stages (every tile re-reads them), else the most, which
-// keep twice the bytes in flight. H100, same call, 32 decode shapes against
-// 1 and 2 forced (docs/gemm.md, "K in both directions, fp8 on f16 MMAs,
-// CTAs per SM"): within 0.3 % of the faster of the two (geomean); 2 per SM
-// at N = 6144 (384 tiles: 2 rounds of 264 CTAs, i.e. 4 tiles per SM against
-// 3) was 13–18 % slower, 1 per SM at 16×8192×28672 4 % slower.
-constexpr int64_t kTokensInL1 = 160 * 1024;
-int64_t ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes) {
-  auto busiest_sm = [&](int64_t c) { return (tiles + c * sms - 1) / (c * sms) * c; };
-  int64_t best = 1;
-  for (int64_t c = 2; c <= most; ++c) {
-    const bool tie = busiest_sm(c) == busiest_sm(best);
-    if (busiest_sm(c) < busiest_sm(best) || (tie && token_bytes > kTokensInL1)) best = c;
-  }
-  return best;
-}
-
 template <bool kTransposed, bool kFp8>
 void launch(const ScaledMmArgs& args) {
   constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
@@ -286,7 +268,8 @@ void launch(const ScaledMmArgs& args) {
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t sms = cuda_device_info(args.device.index).sm_count;
-  const int64_t per_sm = ctas_per_sm(tiles, sms, std::max<int64_t>(1, info.resident_ctas / sms), args.m * args.k);
+  const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / sms);
+  const int64_t per_sm = skinny_stream_ctas_per_sm(tiles, sms, most_per_sm, args.m * args.k);
   const int64_t ctas = std::min(tiles, per_sm * sms);
   launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
                     args.device.index, args);
