@@ -316,28 +316,34 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
 // H100 (two fit per SM): the fewest tiles on the busiest SM, and on a tie one
 // CTA while M·K token bytes fit in L1 beside its stages.
 TEST(GemmDispatchTable, SkinnyStreamCtasPerSm) {
-  const auto per_sm = [](int64_t m, int64_t n, int64_t k, int64_t most = 2) {
-    return detail::skinny_stream_ctas_per_sm((n + 15) / 16, kH100Sms, most, m * k);
+  struct Case {
+    int64_t m, n, k, most, want;
   };
-  // Not a tie: N = 6144 is 3 tiles per SM at one CTA, 4 at two (2 rounds of
-  // 264); N = 10240 5 against 6; N ≤ 16·SMs 1 against 2.
-  EXPECT_EQ(per_sm(16, 6144, 28672), 1);
-  EXPECT_EQ(per_sm(16, 10240, 28672), 1);
-  EXPECT_EQ(per_sm(16, 2048, 28672), 1);
-  // Ties (N = 4096, 8192, 28672, 57344): two only where the tokens overflow L1.
-  EXPECT_EQ(per_sm(16, 8192, 28672), 2);
-  EXPECT_EQ(per_sm(8, 8192, 28672), 2);
-  EXPECT_EQ(per_sm(1, 8192, 28672), 1);
-  EXPECT_EQ(per_sm(16, 8192, 8192), 1);
-  EXPECT_EQ(per_sm(16, 57344, 8192), 1);
-  EXPECT_EQ(per_sm(16, 4096, 14336), 2);
-  EXPECT_EQ(per_sm(9, 4096, 14336), 1);
-  EXPECT_EQ(per_sm(16, 28672, 4096), 1);
-  // The forced test's two-per-SM case: 134 tiles, 16 × 10256 token bytes.
-  EXPECT_EQ(per_sm(16, 2129, 10256), 2);
-  // Never more than fit; a third CTA only where it lowers the busiest SM's tiles.
-  EXPECT_EQ(per_sm(16, 8192, 28672, 1), 1);
-  EXPECT_EQ(per_sm(16, 8192, 28672, 3), 2);
+  const Case cases[] = {
+      // Not a tie: N = 6144 is 3 tiles per SM at one CTA, 4 at two (2 rounds
+      // of 264); N = 10240 5 against 6; N ≤ 16·SMs 1 against 2.
+      {16, 6144, 28672, 2, 1},
+      {16, 10240, 28672, 2, 1},
+      {16, 2048, 28672, 2, 1},
+      // Ties (N = 4096, 8192, 28672, 57344): two only where the tokens overflow L1.
+      {16, 8192, 28672, 2, 2},
+      {8, 8192, 28672, 2, 2},
+      {1, 8192, 28672, 2, 1},
+      {16, 8192, 8192, 2, 1},
+      {16, 57344, 8192, 2, 1},
+      {16, 4096, 14336, 2, 2},
+      {9, 4096, 14336, 2, 1},
+      {16, 28672, 4096, 2, 1},
+      // The forced test's two-per-SM case: 134 tiles, 16 × 10256 token bytes.
+      {16, 2129, 10256, 2, 2},
+      // Never more than fit; a third CTA only where it lowers the busiest SM's tiles.
+      {16, 8192, 28672, 1, 1},
+      {16, 8192, 28672, 3, 2},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(detail::skinny_stream_ctas_per_sm((c.n + 15) / 16, kH100Sms, c.most, c.m * c.k), c.want)
+        << c.m << "x" << c.n << "x" << c.k << ", at most " << c.most;
+  }
 }
 
 }  // namespace
