@@ -17,13 +17,13 @@ namespace qgemm::detail {
 // CTAs per SM"): within 0.3 % of the faster of the two (geomean); 2 per SM
 // at N = 6144 (384 tiles: 2 rounds of 264 CTAs, i.e. 4 tiles per SM against
 // 3) was 13–18 % slower, 1 per SM at 16×8192×28672 4 % slower.
-constexpr int64_t kTokensInL1 = 160 * 1024;
+constexpr int64_t kSkinnyStreamTokensInL1 = 160 * 1024;
 inline int64_t skinny_stream_ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes) {
   auto busiest_sm = [&](int64_t c) { return (tiles + c * sms - 1) / (c * sms) * c; };
   int64_t best = 1;
   for (int64_t c = 2; c <= most; ++c) {
     const bool tie = busiest_sm(c) == busiest_sm(best);
-    if (busiest_sm(c) < busiest_sm(best) || (tie && token_bytes > kTokensInL1)) best = c;
+    if (busiest_sm(c) < busiest_sm(best) || (tie && token_bytes > kSkinnyStreamTokensInL1)) best = c;
   }
   return best;
 }

@@ -18,7 +18,7 @@ void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t
 enum class WonlyKernel {
   kGemv,        // the decode kernel, one launch (wonly_gemv.cu)
   kGemvChunks,  // the decode kernel, one launch per 8·tile tokens (tile 2: per 16, each re-reading the
-                // weight; tile 4: one launch of four n8 token blocks for M ≤ 32)
+                // weight; tile 4: for M ≤ 32 the table's one four-token-block kGemv launch, forced)
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
   kWgmma,       // the wgmma tensor-core kernel (wonly_wgmma.cu), sm_90a
   kDense,       // dequantize once into the workspace, then a dense GEMM (wonly_dense.cuh), sm_90a

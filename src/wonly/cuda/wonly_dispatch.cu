@@ -45,7 +45,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
                               "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
                               "their last wave (block shapes: `launch` in wonly_gemv.cu)"},
-  {32, WonlyKernel::kGemvChunks, 4,
+  {32, WonlyKernel::kGemv, 4,
                               "int8 weights of at most SMs row tiles: one decode launch of four n8 token blocks "
                               "(16 rows × 8 warps) reads the weight once for 32 tokens. H100 at 2d6c185, W8 per "
                               "channel, M = 17 / 24 / 32, µs, against what ran before (wgmma, with a workspace "
@@ -63,7 +63,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "109.9 / 122.8, (11008, 4096) 34.3 / 33.5 against 33.2 / 37.1; int8 (28672, "
                               "8192) 118.9 / 108.7 against 123.5 / 128.6 at 2d6c185",
                               true},
-  {32, WonlyKernel::kGemvChunks, 4,
+  {32, WonlyKernel::kGemv, 4,
                               "one decode launch of four n8 token blocks (int4: 32 or 16 rows by grid size, "
                               "`launch` in wonly_gemv.cu), on every weight the rows above leave, with or without "
                               "a workspace. H100 at 03bc88f, W4 g128, M = 17 / 32 µs, against the former choices "

@@ -422,9 +422,10 @@ bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
 template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
+  const int64_t blocks_32_rows = (args.n + 31) / 32;  // int4's shapes go by it
   if (token_blocks == 4) {
     if constexpr (kInt4) {
-      if ((args.n + 31) / 32 * 2 <= sm_count) {
+      if (2 * blocks_32_rows <= sm_count) {
         launch_variant<kBf16, kParams16, kInt4, 4, 1, 1, 8, 1>(args);
       } else {
         launch_variant<kBf16, kParams16, kInt4, 4, 2, 1, 4, 2>(args);
@@ -444,7 +445,6 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
     }
   } else if constexpr (kInt4) {
-    const int64_t blocks_32_rows = (args.n + 31) / 32;
     if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
     } else if (blocks_32_rows <= 3 * sm_count) {
