@@ -60,8 +60,9 @@ constexpr int kBlockBytes = 16 * kPlainPitch;        // per 16-row block (≥ th
 static_assert(kStageKTiles * 1024 <= kBlockBytes, "a prepacked block's stage fits its slot");
 constexpr int kConsumerBarrier = 1;                  // named barrier over the consumer warps
 
+// 128 KB of weight in flight per CTA (one CTA per SM).
 template <int kTiles>
-constexpr int kStages = kTiles >= 4 ? 3 : 4;
+constexpr int kStages = 16 / kTiles;
 
 template <int kTiles, int kTokenBlocks>
 struct SharedStorage {
