@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 #include "core/cuda_check.h"
@@ -51,87 +52,73 @@ namespace {
 
 using namespace wonly;
 
-constexpr int kConsumerWarps = 8;
-constexpr int kThreads = (kConsumerWarps + 1) * 32;
-constexpr int kStageKTiles = kConsumerWarps;         // one 64-byte K tile per consumer warp
-constexpr int kStageRowBytes = kStageKTiles * 64;    // 512 bytes of each row per stage
-constexpr int kPlainPitch = kStageRowBytes + 64;     // plain layout: bytes per row in shared memory
-constexpr int kBlockBytes = 16 * kPlainPitch;        // per 16-row block (≥ the prepacked 8 × 1024)
-static_assert(kStageKTiles * 1024 <= kBlockBytes, "a prepacked block's stage fits its slot");
-constexpr int kConsumerBarrier = 1;                  // named barrier over the consumer warps
+constexpr int kConsumerBarrier = 1;  // named barrier over the consumer warps
 
-// 128 KB of weight in flight per CTA (one CTA per SM).
-template <int kTiles>
-constexpr int kStages = 16 / kTiles;
+// The shape of a kWarps-consumer CTA: one 64-byte K tile per consumer warp
+// per stage.
+template <int kWarps>
+struct StageShape {
+  static constexpr int kThreads = (kWarps + 1) * 32;
+  static constexpr int kKTiles = kWarps;             // K tiles per stage
+  static constexpr int kRowBytes = kKTiles * 64;     // bytes of each row per stage
+  static constexpr int kPlainPitch = kRowBytes + 64;  // plain layout: bytes per row in shared memory
+  static constexpr int kBlockBytes = 16 * kPlainPitch;  // per 16-row block (≥ the prepacked kKTiles × 1024)
+  static_assert(kPlainPitch % 128 == 64, "rows g and g + 8 of a quarter warp in distinct banks");
+  static_assert(kKTiles * 1024 <= kBlockBytes, "a prepacked block's stage fits its slot");
+};
 
-template <int kTiles, int kTokenBlocks>
+// ~100 KB of weight stages.
+template <int kWarps, int kTiles>
+constexpr int kStages = std::max(3, 100 * 1024 / (kTiles * StageShape<kWarps>::kBlockBytes));
+
+template <int kWarps, int kTiles, int kTokenBlocks>
 struct SharedStorage {
   static constexpr int kAcc = kTiles * kTokenBlocks * 4;  // accumulator registers per lane
-  uint8_t stages[kStages<kTiles>][kTiles * kBlockBytes];
-  uint64_t full[kStages<kTiles>];   // the stage's bytes have landed
-  uint64_t empty[kStages<kTiles>];  // every consumer thread has read the stage
-  float partial[kConsumerWarps][kAcc][32];
+  uint8_t stages[kStages<kWarps, kTiles>][kTiles * StageShape<kWarps>::kBlockBytes];
+  uint64_t full[kStages<kWarps, kTiles>];   // the stage's bytes have landed
+  uint64_t empty[kStages<kWarps, kTiles>];  // every consumer thread has read the stage
+  float partial[kWarps][kAcc][32];
 };
 
+template <int kWarps>
 __device__ __forceinline__ void consumer_sync() {
-  asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kConsumerWarps * 32) : "memory");
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kWarps * 32) : "memory");
 }
 
-// What a lane needs besides the weight for one stage: its tokens'
-// activations (token g of each n8 block, the chunk's E elements) and the
-// scale and offset of its rows' group. Loaded one stage ahead.
-template <bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-struct StageOperands {
-  static constexpr int kActWords = kInt4 ? 16 : 8;  // E/2 words of two activations
-  uint32_t act[kTokenBlocks][kActWords];
-  float scale[kTiles][2], offset[kTiles][2];
+// A lane's pointers to the scales and offsets of its rows g and g + 8 of
+// each m16 tile of one row tile (rows past N: row N − 1), set once per tile.
+template <bool kParams16, int kTiles>
+struct TileParams {
+  using Param = std::conditional_t<kParams16, uint16_t, float>;
+  const Param* s[kTiles][2];
+  const Param* o[kTiles][2];
 };
 
-template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_stage_operands(const WeightOnlyArgs& args, int64_t tile, int stage,
-                                                    int warp, int lane, int chunks, int shift,
-                                                    StageOperands<kParams16, kInt4, kTokenBlocks, kTiles>& f) {
-  using Param = std::conditional_t<kParams16, uint16_t, float>;
-  constexpr int kElems = kInt4 ? 32 : 16;
-  const int g = lane >> 2, t = lane & 3;
-  const int chunk = (stage * kStageKTiles + warp) * 4 + t;
-  const bool valid = chunk < chunks;  // chunks past K: zeros (a partial last stage or K tile)
-  const int group = chunk >> shift;
-  const bool has_offsets = args.offsets != nullptr;
+template <bool kParams16, int kTiles>
+__device__ __forceinline__ TileParams<kParams16, kTiles> tile_params(const WeightOnlyArgs& args, int64_t tile,
+                                                                     int g) {
+  using Param = typename TileParams<kParams16, kTiles>::Param;
+  TileParams<kParams16, kTiles> p;
 #pragma unroll
-  for (int r = 0; r < kTiles; ++r) {
+  for (int r = 0; r < kTiles; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = min(tile * (16 * kTiles) + r * 16 + h * 8 + g, args.n - 1);
-      const auto* s = static_cast<const Param*>(args.scales) + row * args.ld_scales + group;
-      const auto* o = static_cast<const Param*>(args.offsets) + row * args.ld_offsets + group;
-      f.scale[r][h] = valid ? load_param<kBf16>(s) : 0.0f;
-      f.offset[r][h] = valid && has_offsets ? load_param<kBf16>(o) : 0.0f;
+      p.s[r][h] = static_cast<const Param*>(args.scales) + row * args.ld_scales;
+      p.o[r][h] = args.offsets ? static_cast<const Param*>(args.offsets) + row * args.ld_offsets : p.s[r][h];
     }
-  }
-#pragma unroll
-  for (int b = 0; b < kTokenBlocks; ++b) {
-    const int64_t token = b * 8 + g < args.m ? b * 8 + g : 0;  // tokens ≥ M: columns never stored
-    const auto* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(args.a) + token * args.lda +
-                                                     static_cast<int64_t>(chunk) * kElems);
-#pragma unroll
-    for (int v = 0; v < kElems / 8; ++v) {
-      const uint4 x = valid ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
-      f.act[b][4 * v] = x.x;
-      f.act[b][4 * v + 1] = x.y;
-      f.act[b][4 * v + 2] = x.z;
-      f.act[b][4 * v + 3] = x.w;
-    }
-  }
+  return p;
 }
 
-template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightOnlyArgs args) {
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kWarps>
+__global__ void __launch_bounds__(StageShape<kWarps>::kThreads, 1) wonly_stream_kernel(const WeightOnlyArgs args) {
   wait_for_preceding_grids();
   allow_dependent_launch();
+  using Shape = StageShape<kWarps>;
   constexpr int kRows = 16 * kTiles;
-  constexpr int kStageCount = kStages<kTiles>;
-  using Storage = SharedStorage<kTiles, kTokenBlocks>;
+  constexpr int kStageCount = kStages<kWarps, kTiles>;
+  constexpr int kElems = kInt4 ? 32 : 16;  // elements per 16-byte chunk
+  using Storage = SharedStorage<kWarps, kTiles, kTokenBlocks>;
   constexpr int kAcc = Storage::kAcc;
   extern __shared__ __align__(128) uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<Storage*>(smem_raw);
@@ -139,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStageCount; ++s) {
       mbarrier_init(smem_address(&smem.full[s]), 1);
-      mbarrier_init(smem_address(&smem.empty[s]), kConsumerWarps * 32);
+      mbarrier_init(smem_address(&smem.empty[s]), kWarps * 32);
     }
     mbarrier_init_fence();
   }
@@ -147,10 +134,10 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
 
   const int64_t tiles = (args.n + kRows - 1) / kRows;
   const int chunks = static_cast<int>(args.chunks_per_row());
-  const int k_stages = (chunks + 4 * kStageKTiles - 1) / (4 * kStageKTiles);
+  const int k_stages = (chunks + 4 * Shape::kKTiles - 1) / (4 * Shape::kKTiles);
   const bool prepacked = args.prepacked;
 
-  if (warp == kConsumerWarps) {
+  if (warp == kWarps) {
     // Producer. Plain: lane r copies the stage slice of rows r, r + 32 (rows
     // past N copy row N − 1: their outputs are never stored). Prepacked:
     // lane b < kTiles copies 16-row block b's stage (blocks past the weight
@@ -164,27 +151,26 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
         const int s = backward ? k_stages - 1 - step : step;
         const uint32_t slot = it % kStageCount;
         mbarrier_wait(smem_address(&smem.empty[slot]), ((it / kStageCount) & 1u) ^ 1u);
-        const int first_chunk = s * 4 * kStageKTiles;
+        const int first_chunk = s * 4 * Shape::kKTiles;
         const uint32_t full = smem_address(&smem.full[slot]);
         uint8_t* stage = smem.stages[slot];
         if (prepacked) {
-          const auto bytes = static_cast<uint32_t>(
-              min(kStageKTiles, (chunks + 3) / 4 - s * kStageKTiles) * 1024);
+          const auto bytes = static_cast<uint32_t>(min(Shape::kKTiles, (chunks + 3) / 4 - s * Shape::kKTiles) * 1024);
           if (lane == 0) mbarrier_expect_bytes(full, kTiles * bytes);
           __syncwarp();
           if (lane < kTiles) {
-            const int64_t block = std::min<int64_t>(tile * kTiles + lane, row_blocks - 1);
-            bulk_copy_to_shared(smem_address(stage + lane * kBlockBytes),
+            const int64_t block = min(tile * kTiles + lane, row_blocks - 1);
+            bulk_copy_to_shared(smem_address(stage + lane * Shape::kBlockBytes),
                                 args.w + args.w_addr.chunk_offset(block * 16, first_chunk), bytes, full, policy);
           }
         } else {
-          const auto bytes = static_cast<uint32_t>(min(4 * kStageKTiles, chunks - first_chunk) * 16);
+          const auto bytes = static_cast<uint32_t>(min(4 * Shape::kKTiles, chunks - first_chunk) * 16);
           if (lane == 0) mbarrier_expect_bytes(full, kRows * bytes);
           __syncwarp();
 #pragma unroll
           for (int r = lane; r < kRows; r += 32) {
-            const int64_t row = std::min<int64_t>(tile * kRows + r, args.n - 1);
-            bulk_copy_to_shared(smem_address(stage + (r / 16) * kBlockBytes + (r % 16) * kPlainPitch),
+            const int64_t row = min(tile * kRows + r, args.n - 1);
+            bulk_copy_to_shared(smem_address(stage + (r / 16) * Shape::kBlockBytes + (r % 16) * Shape::kPlainPitch),
                                 args.w + args.w_addr.chunk_offset(row, first_chunk), bytes, full, policy);
           }
         }
@@ -194,39 +180,60 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
   }
 
   // Consumers: lane (g, t) of warp w reads chunk t of K tile w of rows g and
-  // g + 8 of each m16 tile at these offsets of a stage.
+  // g + 8 of each m16 tile at these offsets of a stage, and the same chunk of
+  // token g of each n8 block (tokens ≥ M read token 0: columns never stored).
   const int g = lane >> 2, t = lane & 3;
   uint32_t offset[kTiles][2];
 #pragma unroll
   for (int r = 0; r < kTiles; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      offset[r][h] = r * kBlockBytes + 16 * t +
-                     (prepacked ? (g + 8 * h) * 64 + warp * 1024 : (g + 8 * h) * kPlainPitch + warp * 64);
+      offset[r][h] = r * Shape::kBlockBytes + 16 * t +
+                     (prepacked ? (g + 8 * h) * 64 + warp * 1024 : (g + 8 * h) * Shape::kPlainPitch + warp * 64);
     }
+  const uint16_t* token[kTokenBlocks];
+#pragma unroll
+  for (int b = 0; b < kTokenBlocks; ++b) {
+    token[b] = static_cast<const uint16_t*>(args.a) + (b * 8 + g < args.m ? b * 8 + g : 0) * args.lda;
+  }
   const int shift = chunk_group_shift<kInt4>(args);
+  const bool has_offsets = args.offsets != nullptr;
 
   uint32_t it = 0;
-  StageOperands<kParams16, kInt4, kTokenBlocks, kTiles> ops;
-  load_stage_operands<kBf16>(args, blockIdx.x, 0, warp, lane, chunks, shift, ops);
   bool backward = false;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = !backward) {
+    const TileParams<kParams16, kTiles> params = tile_params<kParams16, kTiles>(args, tile, g);
     float acc[kTiles][kTokenBlocks][4] = {};
     for (int step = 0; step < k_stages; ++step, ++it) {
       const int s = backward ? k_stages - 1 - step : step;  // as the producer's
-      // The next stage's operands (after the last, the next tile's first:
-      // this tile's last stage again, walked the other way) are loaded
-      // before this stage is waited for and multiplied.
-      StageOperands<kParams16, kInt4, kTokenBlocks, kTiles> next;
-      const bool last = step + 1 == k_stages;
-      const int next_s = !last ? (backward ? s - 1 : s + 1) : s;
-      load_stage_operands<kBf16>(args, last ? tile + gridDim.x : tile, next_s, warp, lane, chunks, shift, next);
+      // This stage's activations and parameters, requested before the
+      // stage is waited for; chunks past K (a partial last stage or K tile)
+      // are zeros on every side.
+      const int chunk = (s * Shape::kKTiles + warp) * 4 + t;
+      const bool valid = chunk < chunks;
+      const int group = chunk >> shift;
+      uint32_t act[kTokenBlocks][kElems / 2];
+#pragma unroll
+      for (int b = 0; b < kTokenBlocks; ++b) {
+        const auto* src = reinterpret_cast<const uint4*>(token[b] + static_cast<int64_t>(chunk) * kElems);
+#pragma unroll
+        for (int v = 0; v < kElems / 8; ++v) {
+          const uint4 x = valid ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
+          act[b][4 * v] = x.x, act[b][4 * v + 1] = x.y, act[b][4 * v + 2] = x.z, act[b][4 * v + 3] = x.w;
+        }
+      }
+      float scale[kTiles][2], offs[kTiles][2];
+#pragma unroll
+      for (int r = 0; r < kTiles; ++r)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          scale[r][h] = valid ? load_param<kBf16>(params.s[r][h] + group) : 0.0f;
+          offs[r][h] = valid && has_offsets ? load_param<kBf16>(params.o[r][h] + group) : 0.0f;
+        }
 
       const uint32_t slot = it % kStageCount;
       mbarrier_wait(smem_address(&smem.full[slot]), (it / kStageCount) & 1u);
       const uint8_t* stage = smem.stages[slot];
-      // Chunks past K hold an earlier stage's bytes (or none yet): zeros.
-      const bool valid = (s * kStageKTiles + warp) * 4 + t < chunks;
       uint4 weight[kTiles][2];
 #pragma unroll
       for (int r = 0; r < kTiles; ++r)
@@ -238,24 +245,16 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
       // before the producer's next copy into it).
       mbarrier_arrive(smem_address(&smem.empty[slot]));
 
-      uint32_t s2[kTiles][2], o2[kTiles][2];  // (s_T, s_T), (o_T, o_T)
-#pragma unroll
-      for (int r = 0; r < kTiles; ++r)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          s2[r][h] = param2<kBf16>(ops.scale[r][h]);
-          o2[r][h] = param2<kBf16>(ops.offset[r][h]);
-        }
 #pragma unroll
       for (int word = 0; word < 4; ++word) {
 #pragma unroll
         for (int r = 0; r < kTiles; ++r) {
           const uint32_t lo = reinterpret_cast<const uint32_t*>(&weight[r][0])[word];
           const uint32_t hi = reinterpret_cast<const uint32_t*>(&weight[r][1])[word];
-          mma_chunk_word<kBf16, kInt4>(lo, hi, s2[r][0], o2[r][0], s2[r][1], o2[r][1], word, ops.act, acc[r]);
+          mma_chunk_word<kBf16, kInt4>(lo, hi, param2<kBf16>(scale[r][0]), param2<kBf16>(offs[r][0]),
+                                       param2<kBf16>(scale[r][1]), param2<kBf16>(offs[r][1]), word, act, acc[r]);
         }
       }
-      ops = next;
     }
 
     // The tile's partial sums, added over the warps in order, then bias and
@@ -267,41 +266,50 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
       for (int b = 0; b < kTokenBlocks; ++b)
 #pragma unroll
         for (int e = 0; e < 4; ++e) smem.partial[warp][(r * kTokenBlocks + b) * 4 + e][lane] = acc[r][b][e];
-    consumer_sync();
-    for (int i = threadIdx.x; i < kAcc * 32; i += kConsumerWarps * 32) {
+    consumer_sync<kWarps>();
+    for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) {
       const int reg = i / 32, src_lane = i % 32;
       const int r = reg / (kTokenBlocks * 4), b = (reg / 4) % kTokenBlocks, e = reg % 4;
       const int64_t row = tile * kRows + r * 16 + (src_lane >> 2) + (e >= 2 ? 8 : 0);
-      const int64_t token = b * 8 + 2 * (src_lane & 3) + (e & 1);
-      if (row < args.n && token < args.m) {
+      const int64_t tok = b * 8 + 2 * (src_lane & 3) + (e & 1);
+      if (row < args.n && tok < args.m) {
         float sum = 0.0f;
 #pragma unroll
-        for (int w = 0; w < kConsumerWarps; ++w) sum = __fadd_rn(sum, smem.partial[w][reg][src_lane]);
-        store_output<kBf16>(args, token, row, sum);
+        for (int w = 0; w < kWarps; ++w) sum = __fadd_rn(sum, smem.partial[w][reg][src_lane]);
+        store_output<kBf16>(args, tok, row, sum);
       }
     }
-    consumer_sync();  // the sums are read before the next tile's partials overwrite them
+    consumer_sync<kWarps>();  // the sums are read before the next tile's partials overwrite them
   }
 }
 
-template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kWarps>
 void launch(const WeightOnlyArgs& args) {
-  constexpr auto kernel = wonly_stream_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles>;
-  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTiles, kTokenBlocks>));
+  constexpr auto kernel = wonly_stream_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kWarps>;
+  constexpr int kThreads = StageShape<kWarps>::kThreads;
+  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kWarps, kTiles, kTokenBlocks>));
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
   const int64_t tiles = (args.n + 16 * kTiles - 1) / (16 * kTiles);
   launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(std::min(tiles, info.resident_ctas))), dim3(kThreads), kSmem,
                     as_cuda_stream(args.stream), args.device.index, args);
 }
 
+template <bool kBf16, bool kParams16, bool kInt4, int kTiles>
+void launch_warps(const WeightOnlyArgs& args) {
+  static const int warps = [] {
+    const char* e = std::getenv("QGEMM_SCRATCH_STREAM_WARPS");  // scratch A/B switch
+    return e ? std::atoi(e) : 12;
+  }();
+  const bool two = args.m > 8;
+  if (warps == 8) two ? launch<kBf16, kParams16, kInt4, 2, kTiles, 8>(args) : launch<kBf16, kParams16, kInt4, 1, kTiles, 8>(args);
+  else if (warps == 16) two ? launch<kBf16, kParams16, kInt4, 2, kTiles, 16>(args) : launch<kBf16, kParams16, kInt4, 1, kTiles, 16>(args);
+  else two ? launch<kBf16, kParams16, kInt4, 2, kTiles, 12>(args) : launch<kBf16, kParams16, kInt4, 1, kTiles, 12>(args);
+}
+
 template <bool kBf16, bool kParams16, bool kInt4>
 void launch_rows(const WeightOnlyArgs& args, int rows) {
-  const bool two_blocks = args.m > 8;
-  switch (rows) {
-    case 16: two_blocks ? launch<kBf16, kParams16, kInt4, 2, 1>(args) : launch<kBf16, kParams16, kInt4, 1, 1>(args); break;
-    case 32: two_blocks ? launch<kBf16, kParams16, kInt4, 2, 2>(args) : launch<kBf16, kParams16, kInt4, 1, 2>(args); break;
-    default: two_blocks ? launch<kBf16, kParams16, kInt4, 2, 4>(args) : launch<kBf16, kParams16, kInt4, 1, 4>(args); break;
-  }
+  if (rows == 16) launch_warps<kBf16, kParams16, kInt4, 1>(args);
+  else launch_warps<kBf16, kParams16, kInt4, 2>(args);
 }
 
 }  // namespace
