@@ -253,6 +253,58 @@ TEST(WeightOnlyCudaGemv, FourTokenBlocksMatchCpu) {
   }
 }
 
+// The Hopper decode kernel (weight stages by bulk copy, wonly_stream_sm90.cu)
+// forced with 16, 32 and 64 rows per tile on ragged shapes: M = 1, 5, 8 (one
+// token block) and 9, 16 (two); N not a multiple of 16; K with a partial K
+// tile and a partial last stage (K = 288, 416, 1056, 4128: 1–5 stages); more
+// row tiles than CTAs (N = 5003, 10001: persistent CTAs that walk K in both
+// directions and refill stages across tiles); every group size, offsets and
+// bias both ways, both dtypes, plain and prepacked, padded views. Then what
+// the override refuses: M > 16, and a row count the kernel does not have.
+TEST(WeightOnlyCudaStream, EveryRowTileMatchesCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  if (!detail::wonly_stream_available(0)) GTEST_SKIP() << "the Hopper decode kernel runs on sm_90 only";
+  const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {5003, 416}, {10001, 1056}};
+  int index = 0;
+  for (bool int4 : {true, false}) {
+    for (int rows : {16, 32, 64}) {
+      detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, rows);
+      for (const auto& s : shapes) {
+        for (int64_t m : {1, 5, 8, 9, 16}) {
+          WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
+          if (index % 7 == 3) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = c.prepacked ? 0 : 16;
+          auto rng = make_rng(static_cast<uint64_t>(index * 197 + rows));
+          const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+          const DeviceWeights dev(w, c.prepacked);
+          SCOPED_TRACE("rows " + std::to_string(rows));
+          check_case(c, w, dev, {{0, c.n}});
+        }
+      }
+    }
+  }
+
+  auto rng = make_rng(11);
+  WonlyCase c;
+  c.n = 64, c.k = 64, c.int4 = true, c.group_size = 32;
+  const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+  const DeviceWeights dev(w, false);
+  auto run = [&](int64_t m) {
+    c.m = m;
+    WonlyActs x(c, rng);
+    CudaBuffer a(x.a), out(x.out.size() * 2);
+    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
+  };
+  {
+    detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 32);
+    expect_error([&] { run(17); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "M <= 16", "M=17"});
+  }
+  {
+    detail::WonlyKernelOverride bad(detail::WonlyKernel::kStream, 48);
+    expect_error([&] { run(16); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "got tile 48"});
+  }
+}
+
 // Scales and offsets with a row stride larger than the group count, and a
 // base 4 bytes past an 8-byte boundary: the wgmma kernel's param blocks
 // (wonly_param_blocks.cuh) then take their two-4-byte-copy path although the

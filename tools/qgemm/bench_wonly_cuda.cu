@@ -28,7 +28,9 @@
 // and the dense GEMM, what one call costs) — the data behind the dispatch's
 // thresholds (wonly_dispatch.cu, dense_min_tokens).
 //
-// --sweep: for M > 16 also the W4A16 g128 and W8A16 plain variants forced
+// --sweep: for M ≤ 16 every variant also forced onto wonly_gemv
+// ("sweep-<variant>-gemv") and onto the Hopper decode kernel with 16, 32 and
+// 64 rows per tile ("sweep-<variant>-stream-<rows>"); for M > 16 also the W4A16 g128 and W8A16 plain variants forced
 // onto every tensor-core kernel and tile, for M ≤ 32 onto 16-token decode
 // launches and for M ≥ kDenseFromTokens onto the dense path's CUTLASS 2.x
 // form (detail::WonlyKernelOverride): impl
@@ -232,6 +234,20 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
         const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
+        if (m <= 16 && sweep) {
+          // Both decode kernels forced, every variant: wonly_gemv and the
+          // Hopper decode kernel with 16, 32 and 64 rows per tile.
+          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+          {
+            detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 2);
+            record("sweep-" + name + "-gemv", time_variant(), bytes, cublas_us);
+          }
+          for (int rows : {16, 32, 64}) {
+            if (!detail::wonly_stream_available(0)) break;
+            detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, rows);
+            record("sweep-" + name + "-stream-" + std::to_string(rows), time_variant(), bytes, cublas_us);
+          }
+        }
         if (m <= 16) continue;
         with_workspace = false;
         record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);

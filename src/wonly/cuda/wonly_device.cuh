@@ -126,6 +126,56 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], const
   }
 }
 
+// The decode kernels' MMA step (wonly_gemv.cu, wonly_stream_sm90.cu): word
+// `word` of a lane's 16-byte chunk of weight rows g (lo_word) and g + 8
+// (hi_word), dequantized with their (s_T, s_T), (o_T, o_T) pairs, times the
+// lane's activations of token g of each n8 block (act[b]: the same chunk's
+// elements, two per word), into acc[b]. The MMA's k slots {2t, 2t+1, 2t+8,
+// 2t+9} of lane t take elements 4·step … 4·step + 3 of the lane's own chunk —
+// any k order works if A and B agree.
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kActWords>
+__device__ __forceinline__ void mma_chunk_word(uint32_t lo_word, uint32_t hi_word, uint32_t s2_lo, uint32_t o2_lo,
+                                               uint32_t s2_hi, uint32_t o2_hi, int word,
+                                               const uint32_t (&act)[kTokenBlocks][kActWords],
+                                               float (&acc)[kTokenBlocks][4]) {
+  if constexpr (kInt4) {
+    // 8 elements per word = MMA steps 2·word (pairs 0, 1) and 2·word+1 (pairs 2, 3).
+    uint32_t lo[4], hi[4];
+    dequant_int4_word<kBf16>(lo_word, s2_lo, o2_lo, lo);
+    dequant_int4_word<kBf16>(hi_word, s2_hi, o2_hi, hi);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int step = 2 * word + half;
+      const uint32_t a[4] = {lo[2 * half], hi[2 * half], lo[2 * half + 1], hi[2 * half + 1]};
+#pragma unroll
+      for (int b = 0; b < kTokenBlocks; ++b) {
+        const uint32_t bf[2] = {act[b][2 * step], act[b][2 * step + 1]};
+        mma_16816<kBf16>(acc[b], a, bf);
+      }
+    }
+  } else {
+    // 4 elements per word = MMA step `word`.
+    uint32_t lo[2], hi[2];
+    dequant_int8_word<kBf16>(lo_word, s2_lo, o2_lo, lo);
+    dequant_int8_word<kBf16>(hi_word, s2_hi, o2_hi, hi);
+    const uint32_t a[4] = {lo[0], hi[0], lo[1], hi[1]};
+#pragma unroll
+    for (int b = 0; b < kTokenBlocks; ++b) {
+      const uint32_t bf[2] = {act[b][2 * word], act[b][2 * word + 1]};
+      mma_16816<kBf16>(acc[b], a, bf);
+    }
+  }
+}
+
+// The group of 16-byte chunk c (E = 32 int4 / 16 int8 elements) is
+// c >> chunk_group_shift: group sizes are powers of two ≥ 32 ≥ E, or K (per
+// channel: group 0 for every chunk).
+template <bool kInt4>
+__device__ __forceinline__ int chunk_group_shift(const WeightOnlyArgs& args) {
+  constexpr int kElems = kInt4 ? 32 : 16;
+  return args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size / kElems)) - 1;
+}
+
 // A 16-bit T value's bits as a float (exact; one instruction).
 template <bool kBf16>
 __device__ __forceinline__ float half_bits_to_float(uint32_t bits) {

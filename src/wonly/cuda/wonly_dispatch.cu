@@ -213,6 +213,17 @@ bool dense_mma_built() {
 #endif
 }
 
+// Whether the Hopper decode kernel (wonly_stream_sm90.cu) is built and runs
+// on a GPU of this compute capability (sm_90a code: 9.0 only).
+bool stream_runs_on(const CudaDeviceInfo& device) {
+#if QGEMM_HAS_WONLY_STREAM_SM90
+  return device.major == 9 && device.minor == 0;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 // Whether the dense path's sm_90 form (CUTLASS 3.x) or, `mma`, its CUTLASS
 // 2.x form (sm_80+) is built and runs on `device`.
 bool dense_runs_on(const CudaDeviceInfo& device, bool mma) {
@@ -236,9 +247,32 @@ bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mm
   return false;
 }
 
+// The override's decode kernels at M ≤ 16 (WonlyKernelOverride): kStream
+// with its rows per tile, or kGemvChunks (wonly_gemv, one launch).
+void run_decode_override(const WeightOnlyArgs& args, const CudaDeviceInfo& device) {
+  if (override_kernel == WonlyKernel::kGemvChunks) {
+    if (override_tile != 2 && override_tile != 4) {
+      throw Error(ErrorKind::kValue, "WonlyKernelOverride: kGemvChunks takes 2 or 4 token blocks, got tile " +
+                                         std::to_string(override_tile));
+    }
+    launch_wonly_gemv(args, args.m <= 8 ? 1 : 2);
+    return;
+  }
+  if (args.m > 16 || !stream_runs_on(device)) {
+    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream runs M <= 16 on sm_90 only (got M=" +
+                                       std::to_string(args.m) + ")");
+  }
+  if (override_tile != 16 && override_tile != 32 && override_tile != 64) {
+    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream takes 16, 32 or 64 rows, got tile " +
+                                       std::to_string(override_tile));
+  }
+  launch_wonly_stream(args, override_tile);
+}
+
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
+bool wonly_stream_available(int device) { return stream_runs_on(cuda_device_info(device)); }
 bool wonly_dense_available(int device) { return dense_runs_on(cuda_device_info(device), false); }
 bool wonly_dense_mma_available(int device) { return dense_runs_on(cuda_device_info(device), true); }
 
@@ -297,6 +331,10 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
       args.m >= dense_min_tokens(args, !wgmma) && run_dense(args, device, !wgmma)) {
     return;
   }
+  if (override_kernel == WonlyKernel::kStream || (args.m <= 16 && override_kernel == WonlyKernel::kGemvChunks)) {
+    run_decode_override(args, device);
+    return;
+  }
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   for (const WonlyConfig& row : kConfigs) {
@@ -326,6 +364,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   }
   switch (config.kernel) {
     case WonlyKernel::kGemv: launch_wonly_gemv(args, config.tile); break;
+    case WonlyKernel::kStream: launch_wonly_stream(args, config.tile); break;
     case WonlyKernel::kGemvChunks: {
       const int64_t chunk = 8 * config.tile;
       for (int64_t m0 = 0; m0 < args.m; m0 += chunk) {  // views of a and out: no copies

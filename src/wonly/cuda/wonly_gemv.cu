@@ -73,14 +73,6 @@ struct Cursor {
   const uint16_t* a[kTokenBlocks];
 };
 
-// group_size / E as a shift: group sizes are powers of two ≥ 32 ≥ E, or K
-// (per channel: group 0 for every chunk).
-template <bool kInt4>
-__device__ __forceinline__ int group_shift(const WeightOnlyArgs& args) {
-  constexpr int kElems = kInt4 ? 32 : 16;
-  return args.group_size == args.k ? 31 : __ffs(static_cast<int>(args.group_size / kElems)) - 1;
-}
-
 // The cursor at K tile `tile`.
 template <bool kInt4, bool kParams16, int kTokenBlocks, int kTiles>
 __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args,
@@ -88,7 +80,7 @@ __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(con
   constexpr int kElems = kInt4 ? 32 : 16;
   const int g = lane >> 2, t = lane & 3;
   const int chunk = tile * 4 + t;
-  const int group = chunk >> group_shift<kInt4>(args);
+  const int group = chunk >> chunk_group_shift<kInt4>(args);
   Cursor<kParams16, kTokenBlocks, kTiles> c;
 #pragma unroll
   for (int r = 0; r < kTiles; ++r) {
@@ -169,33 +161,7 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
     for (int r = 0; r < kTiles; ++r) {
       const uint32_t lo_word = reinterpret_cast<const uint32_t*>(&f.weight[r][0])[word];
       const uint32_t hi_word = reinterpret_cast<const uint32_t*>(&f.weight[r][1])[word];
-      if constexpr (kInt4) {
-        // 8 elements per word = MMA steps 2·word (pairs 0, 1) and 2·word+1 (pairs 2, 3).
-        uint32_t lo[4], hi[4];
-        dequant_int4_word<kBf16>(lo_word, s2[r][0], o2[r][0], lo);
-        dequant_int4_word<kBf16>(hi_word, s2[r][1], o2[r][1], hi);
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int step = 2 * word + half;
-          const uint32_t a[4] = {lo[2 * half], hi[2 * half], lo[2 * half + 1], hi[2 * half + 1]};
-#pragma unroll
-          for (int b = 0; b < kTokenBlocks; ++b) {
-            const uint32_t bf[2] = {f.act[b][2 * step], f.act[b][2 * step + 1]};
-            mma_16816<kBf16>(acc[r][b], a, bf);
-          }
-        }
-      } else {
-        // 4 elements per word = MMA step `word`.
-        uint32_t lo[2], hi[2];
-        dequant_int8_word<kBf16>(lo_word, s2[r][0], o2[r][0], lo);
-        dequant_int8_word<kBf16>(hi_word, s2[r][1], o2[r][1], hi);
-        const uint32_t a[4] = {lo[0], hi[0], lo[1], hi[1]};
-#pragma unroll
-        for (int b = 0; b < kTokenBlocks; ++b) {
-          const uint32_t bf[2] = {f.act[b][2 * word], f.act[b][2 * word + 1]};
-          mma_16816<kBf16>(acc[r][b], a, bf);
-        }
-      }
+      mma_chunk_word<kBf16, kInt4>(lo_word, hi_word, s2[r][0], o2[r][0], s2[r][1], o2[r][1], word, f.act, acc[r]);
     }
   }
 }
@@ -226,7 +192,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   float acc[kTiles][kTokenBlocks][4] = {};
   const bool has_offsets = args.offsets != nullptr;
   const int64_t w_step = num_warps * args.w_addr.tile_stride;
-  const int shift = group_shift<kInt4>(args);
+  const int shift = chunk_group_shift<kInt4>(args);
   const int p_step = shift > 5 ? 0 : (4 * num_warps) >> shift;  // num_warps·4 chunks, in groups
   const int a_step = num_warps * 4 * kElems;
   auto cursor = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
