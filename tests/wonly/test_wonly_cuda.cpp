@@ -28,6 +28,7 @@
 #include "common/expect_error.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_split_plan.h"
+#include "wonly/cuda/wonly_stream_plan.h"
 #include "wonly/wonly_cuda_check.h"
 #include "wonly/wonly_problem.h"
 
@@ -253,56 +254,75 @@ TEST(WeightOnlyCudaGemv, FourTokenBlocksMatchCpu) {
   }
 }
 
-// The Hopper decode kernel (weight stages by bulk copy, wonly_stream_sm90.cu)
-// forced with 16, 32 and 64 rows per tile on ragged shapes: M = 1, 5, 8 (one
-// token block) and 9, 16 (two); N not a multiple of 16; K with a partial K
-// tile and a partial last stage (K = 288, 416, 1056, 4128: 1–5 stages); more
-// row tiles than CTAs (N = 5003, 10001: persistent CTAs that walk K in both
-// directions and refill stages across tiles); every group size, offsets and
-// bias both ways, both dtypes, plain and prepacked, padded views. Then what
-// the override refuses: M > 16, and a row count the kernel does not have.
-TEST(WeightOnlyCudaStream, EveryRowTileMatchesCpu) {
+// The Hopper int8 decode kernel (weight stages by bulk copy,
+// wonly_stream_sm90.cu) forced on ragged shapes: M = 1, 5, 8, 9, 16 (two n8
+// token blocks, partial or full); N not a multiple of 16 or 32; K with a
+// partial K tile and a partial last stage (K = 160, 288, 416, 1056, 4128: 1–5
+// stages of 1024 elements); more row tiles than CTAs (N = 5003, 10001:
+// persistent CTAs that walk K in both directions and refill stages across
+// tiles); every group size, offsets and bias both ways, both dtypes, plain
+// and prepacked, padded views. Then what the override refuses: M > 16, int4
+// weights, a tile other than 0.
+TEST(WeightOnlyCudaStream, Int8MatchesCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (!detail::wonly_stream_available(0)) GTEST_SKIP() << "the Hopper decode kernel runs on sm_90 only";
   const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {5003, 416}, {10001, 1056}};
   int index = 0;
-  for (bool int4 : {true, false}) {
-    for (int rows : {16, 32, 64}) {
-      detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, rows);
-      for (const auto& s : shapes) {
-        for (int64_t m : {1, 5, 8, 9, 16}) {
-          WonlyCase c = cycled_case(m, s[0], s[1], int4, index++);
-          if (index % 7 == 3) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = c.prepacked ? 0 : 16;
-          auto rng = make_rng(static_cast<uint64_t>(index * 197 + rows));
-          const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
-          const DeviceWeights dev(w, c.prepacked);
-          SCOPED_TRACE("rows " + std::to_string(rows));
-          check_case(c, w, dev, {{0, c.n}});
-        }
+  {
+    detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 0);
+    for (const auto& s : shapes) {
+      for (int64_t m : {1, 5, 8, 9, 16}) {
+        WonlyCase c = cycled_case(m, s[0], s[1], false, index++);
+        if (index % 7 == 3) c.lda_pad = 8, c.ldo_pad = 5, c.ldw_pad = c.prepacked ? 0 : 16;
+        auto rng = make_rng(static_cast<uint64_t>(index * 197 + 32));
+        const WonlyWeights w(c.n, c.k, false, c.group(), c.offsets, c.ldw_pad, rng);
+        const DeviceWeights dev(w, c.prepacked);
+        check_case(c, w, dev, {{0, c.n}});
       }
     }
   }
 
   auto rng = make_rng(11);
-  WonlyCase c;
-  c.n = 64, c.k = 64, c.int4 = true, c.group_size = 32;
-  const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
-  const DeviceWeights dev(w, false);
-  auto run = [&](int64_t m) {
-    c.m = m;
-    WonlyActs x(c, rng);
-    CudaBuffer a(x.a), out(x.out.size() * 2);
-    weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                   w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
-  };
-  {
-    detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 32);
-    expect_error([&] { run(17); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "M <= 16", "M=17"});
+  for (bool int4 : {false, true}) {
+    WonlyCase c;
+    c.n = 64, c.k = 64, c.int4 = int4, c.group_size = 32;
+    const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+    const DeviceWeights dev(w, false);
+    auto run = [&](int64_t m) {
+      c.m = m;
+      WonlyActs x(c, rng);
+      CudaBuffer a(x.a), out(x.out.size() * 2);
+      weight_only_mm(x.out_view(out.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                     w.scales_view(dev.scales->get(), 0, c.n, kGpu), std::nullopt, w.group);
+    };
+    detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 0);
+    if (int4) {
+      expect_error([&] { run(16); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "int8", "got M=16, int4"});
+    } else {
+      expect_error([&] { run(17); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "M <= 16", "got M=17"});
+      detail::WonlyKernelOverride bad(detail::WonlyKernel::kStream, 32);
+      expect_error([&] { run(16); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "tile 0", "tile 32"});
+    }
   }
-  {
-    detail::WonlyKernelOverride bad(detail::WonlyKernel::kStream, 48);
-    expect_error([&] { run(16); }, ErrorKind::kValue, {"WonlyKernelOverride", "kStream", "got tile 48"});
-  }
+}
+
+// Where the dispatch gives int8 weights at M = 9–16 the Hopper decode
+// kernel: row tiles of 32 on at least half of the SMs, filling the CTAs'
+// rounds to ≥ 90 % (the measured shapes of wonly_stream_plan.h, and edges).
+TEST(WeightOnlyStreamPlan, TakesWellFilledGrids) {
+  using detail::wonly::stream_takes;
+  EXPECT_TRUE(stream_takes(28672, 132));   // 896 tiles, 7 rounds: 97 %
+  EXPECT_TRUE(stream_takes(4096, 132));    // 128 tiles on 128 CTAs
+  EXPECT_TRUE(stream_takes(57344, 132));   // 1792 tiles, 14 rounds: 97 %
+  EXPECT_FALSE(stream_takes(11008, 132));  // 344 tiles, 3 rounds: 87 %
+  EXPECT_FALSE(stream_takes(6144, 132));   // 192 tiles, 2 rounds: 73 %
+  EXPECT_FALSE(stream_takes(2048, 132));   // 64 tiles: fewer than half the SMs
+  EXPECT_TRUE(stream_takes(2112, 132));    // 66 tiles: half
+  EXPECT_TRUE(stream_takes(4224, 132));    // 132 tiles: one full round
+  EXPECT_FALSE(stream_takes(4225, 132));   // 133 tiles, 2 rounds on 132 CTAs: 50 %
+  EXPECT_TRUE(stream_takes(8448, 132));    // 264 tiles, 2 full rounds
+  EXPECT_TRUE(stream_takes(28672, 120));   // on 120 SMs: 8 rounds, 93 %
+  EXPECT_FALSE(stream_takes(11008, 114));  // on 114 SMs (an H100 PCIe): 4 rounds, 75 %
 }
 
 // Scales and offsets with a row stride larger than the group count, and a

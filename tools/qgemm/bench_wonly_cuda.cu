@@ -29,8 +29,8 @@
 // thresholds (wonly_dispatch.cu, dense_min_tokens).
 //
 // --sweep: for M ≤ 16 every variant also forced onto wonly_gemv
-// ("sweep-<variant>-gemv") and onto the Hopper decode kernel with 16, 32 and
-// 64 rows per tile ("sweep-<variant>-stream-<rows>"); for M > 16 also the W4A16 g128 and W8A16 plain variants forced
+// ("sweep-<variant>-gemv") and the int8 ones onto the Hopper int8 decode
+// kernel ("sweep-<variant>-stream"); for M > 16 also the W4A16 g128 and W8A16 plain variants forced
 // onto every tensor-core kernel and tile, for M ≤ 32 onto 16-token decode
 // launches and for M ≥ kDenseFromTokens onto the dense path's CUTLASS 2.x
 // form (detail::WonlyKernelOverride): impl
@@ -235,17 +235,16 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
         if (m <= 16 && sweep) {
-          // Both decode kernels forced, every variant: wonly_gemv and the
-          // Hopper decode kernel with 16, 32 and 64 rows per tile.
+          // Both decode kernels forced: wonly_gemv for every variant, the
+          // Hopper int8 decode kernel for the int8 ones.
           const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
           {
             detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 2);
             record("sweep-" + name + "-gemv", time_variant(), bytes, cublas_us);
           }
-          for (int rows : {16, 32, 64}) {
-            if (!detail::wonly_stream_available(0)) break;
-            detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, rows);
-            record("sweep-" + name + "-stream-" + std::to_string(rows), time_variant(), bytes, cublas_us);
+          if (!var.int4 && detail::wonly_stream_available(0)) {
+            detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 0);
+            record("sweep-" + name + "-stream", time_variant(), bytes, cublas_us);
           }
         }
         if (m <= 16) continue;

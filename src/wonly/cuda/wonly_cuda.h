@@ -17,8 +17,7 @@ void weight_only_prepack_cuda(uint8_t* out, const uint8_t* w, int64_t n, int64_t
 
 enum class WonlyKernel {
   kGemv,        // the decode kernel, one launch (wonly_gemv.cu)
-  kStream,      // the Hopper decode kernel, weight stages by bulk copy (wonly_stream_sm90.cu), M ≤ 16;
-                // tile: weight rows per tile (16, 32 or 64)
+  kStream,      // the Hopper int8 decode kernel, weight stages by bulk copy (wonly_stream_sm90.cu), M ≤ 16
   kGemvChunks,  // the decode kernel, one launch per 8·tile tokens (tile 2: per 16, each re-reading the
                 // weight; tile 4: for M ≤ 32 the table's one four-token-block kGemv launch, forced)
   kMma,         // the mma.sync tensor-core kernel (wonly_mma.cu), sm_80+
@@ -34,7 +33,7 @@ int64_t weight_only_dense_workspace_bytes_cuda(int device, int64_t n, int64_t k)
 
 // Whether the wgmma kernel is built and runs on `device` (compute capability 9.0).
 bool wonly_wgmma_available(int device);
-// Whether the Hopper decode kernel (wonly_stream_sm90.cu) is built and runs on `device` (9.0).
+// Whether the Hopper int8 decode kernel (wonly_stream_sm90.cu) is built and runs on `device` (9.0).
 bool wonly_stream_available(int device);
 // Whether the dense prefill path (wonly_dense.cuh) is built and runs on `device`.
 bool wonly_dense_available(int device);
@@ -46,9 +45,9 @@ bool wonly_dense_mma_available(int device);
 // kGemvChunks: decode launches of 8·tile tokens) with `tile` tokens per block
 // tile (kGemvChunks: n8 token blocks, 2 or 4) instead of the dispatch table's
 // choice. At M ≤ 16, kGemvChunks runs wonly_gemv (one launch) and kStream
-// the Hopper decode kernel with `tile` weight rows per tile (16, 32, 64);
-// kStream at M > 16, or off sm_90, is an error; the other kernels leave
-// M ≤ 16 to the table. kWgmma where it cannot run (not sm_90, not built) is an error, and
+// (tile 0) the Hopper int8 decode kernel; kStream at M > 16, on int4
+// weights, with another tile or off sm_90 is an error; the other kernels
+// leave M ≤ 16 to the table. kWgmma where it cannot run (not sm_90, not built) is an error, and
 // so is a tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
 // kGemvChunks: 2, 4; kDense, kDenseMma: 0) or another kernel. kDense and
 // kDenseMma also need a workspace of weight_only_dense_workspace_bytes and
@@ -85,7 +84,7 @@ int stream_k_override_ctas();
 
 // The kernels (wonly_gemv.cu, wonly_mma.cu, wonly_wgmma.cu).
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // 1, 2 or 4; M ≤ 8·token_blocks
-void launch_wonly_stream(const WeightOnlyArgs& args, int rows);         // sm_90a; M ≤ 16; rows 16, 32 or 64
+void launch_wonly_stream(const WeightOnlyArgs& args);                   // sm_90a; int8 weights, M ≤ 16
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a; 64, 128 or 256
 // The dense path (wonly_dense_bf16.cu / _fp16.cu, sm_90a): false, with

@@ -2,15 +2,17 @@
 // and the CUDA weight prepacking.
 //
 // Instantiations: 2 dtypes (bf16, fp16) × 2 parameter dtypes (fp32, 16-bit)
-// × (2 weights (int4, int8) × (4 kernel shapes (gemv 1 and 2 token blocks,
-// mma 64 and 128 tokens) + 3 wgmma tiles (64, 128, 256 tokens) + 2 stream-K
-// builds of the 64- and 256-token tiles) + int4 × (a second gemv shape for 1
-// token block (M ≤ 4 on many rows), two more for 2 token blocks (small
-// grids; one wave of 32-row blocks)) + int8 × a second gemv shape for 2 token
-// blocks (16-row blocks where they fill their last wave better)) = 88
-// kernels, plus one prepack kernel; and the dense prefill path
-// (wonly_dense.cuh, taken before the table from dense_min_tokens tokens with
-// a dense workspace): 8 dequantization kernels and 2 CUTLASS GEMMs.
+// × (2 weights (int4, int8) × (5 kernel shapes (gemv 1, 2 and 4 token
+// blocks, mma 64 and 128 tokens) + 3 wgmma tiles (64, 128, 256 tokens) + 2
+// stream-K builds of the 64- and 256-token tiles) + int4 × four more gemv
+// shapes (one for 1 token block (M ≤ 4 on many rows), two for 2 token blocks
+// (small grids; one wave of 32-row blocks), one for 4 token blocks (small
+// grids)) + int8 × (a second gemv shape for 2 token blocks (16-row blocks
+// where they fill their last wave better) + the Hopper decode kernel
+// (wonly_stream_sm90.cu))) = 104 kernels, plus one prepack kernel; and the
+// dense prefill path (wonly_dense.cuh, taken before the table from
+// dense_min_tokens tokens with a dense workspace): 8 dequantization kernels
+// and 2 CUTLASS GEMMs.
 // The gemv rows' block shapes per weight type (measured, issue 7) are at
 // `launch` in wonly_gemv.cu.
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_stream_k.h"
+#include "wonly/cuda/wonly_stream_plan.h"
 
 namespace qgemm::detail {
 namespace {
@@ -34,6 +37,7 @@ struct WonlyConfig {
   const char* why;
   bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
   bool int8_up_to_a_wave = false;  // only int8 weights of at most SMs 128-row tiles
+  bool int8_stream_fill = false;   // only int8 weights where wonly::stream_takes (wonly_stream_plan.h)
 };
 
 // clang-format off
@@ -41,6 +45,14 @@ constexpr WonlyConfig kConfigs[] = {
   {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
                               "blocks, 4 blocks/SM)"},
+  {16, WonlyKernel::kStream, 0,
+                              "Hopper, int8 weights whose 32-row tiles fill the SMs' rounds (wonly_stream_plan.h): "
+                              "the weight by bulk copy into a ring of shared-memory stages that one producer warp "
+                              "keeps full for 16 consumer warps, which run the decode kernel's dequantization and "
+                              "MMAs. H100, W8 per channel, M = 16, µs against the row below in one call "
+                              "(bench/results/wonly-h100-stream-decode-ab.json): (28672, 8192) 93.3 against 97.1, "
+                              "(4096, 4096) 13.1 against 14.3, (4096, 11008) 23.6 against 25.0",
+                              false, false, true},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
                               "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
@@ -248,7 +260,7 @@ bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mm
 }
 
 // The override's decode kernels at M ≤ 16 (WonlyKernelOverride): kStream
-// with its rows per tile, or kGemvChunks (wonly_gemv, one launch).
+// (int8 weights, tile 0), or kGemvChunks (wonly_gemv, one launch).
 void run_decode_override(const WeightOnlyArgs& args, const CudaDeviceInfo& device) {
   if (override_kernel == WonlyKernel::kGemvChunks) {
     if (override_tile != 2 && override_tile != 4) {
@@ -258,15 +270,12 @@ void run_decode_override(const WeightOnlyArgs& args, const CudaDeviceInfo& devic
     launch_wonly_gemv(args, args.m <= 8 ? 1 : 2);
     return;
   }
-  if (args.m > 16 || !stream_runs_on(device)) {
-    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream runs M <= 16 on sm_90 only (got M=" +
-                                       std::to_string(args.m) + ")");
+  if (args.m > 16 || args.int4 || override_tile != 0 || !stream_runs_on(device)) {
+    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream runs int8 weights at M <= 16 on sm_90 only, "
+                                   "tile 0 (got M=" + std::to_string(args.m) + (args.int4 ? ", int4" : ", int8") +
+                                       ", tile " + std::to_string(override_tile) + ")");
   }
-  if (override_tile != 16 && override_tile != 32 && override_tile != 64) {
-    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream takes 16, 32 or 64 rows, got tile " +
-                                       std::to_string(override_tile));
-  }
-  launch_wonly_stream(args, override_tile);
+  launch_wonly_stream(args);
 }
 
 }  // namespace
@@ -341,6 +350,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
+    if (row.int8_stream_fill && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, device.sm_count))) {
+      continue;
+    }
     config = row;
     break;
   }
@@ -364,7 +376,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
   }
   switch (config.kernel) {
     case WonlyKernel::kGemv: launch_wonly_gemv(args, config.tile); break;
-    case WonlyKernel::kStream: launch_wonly_stream(args, config.tile); break;
+    case WonlyKernel::kStream: launch_wonly_stream(args); break;
     case WonlyKernel::kGemvChunks: {
       const int64_t chunk = 8 * config.tile;
       for (int64_t m0 = 0; m0 < args.m; m0 += chunk) {  // views of a and out: no copies
