@@ -307,22 +307,21 @@ TEST(WeightOnlyCudaStream, Int8MatchesCpu) {
 }
 
 // Where the dispatch gives int8 weights at M = 9–16 the Hopper decode
-// kernel: row tiles of 32 on at least half of the SMs, filling the CTAs'
-// rounds to ≥ 90 % (the measured shapes of wonly_stream_plan.h, and edges).
-TEST(WeightOnlyStreamPlan, TakesWellFilledGrids) {
+// kernel: one round of 32-row tiles (at most one per SM) on at least half of
+// the SMs (wonly_stream_plan.h).
+TEST(WeightOnlyStreamPlan, TakesOneRoundOnHalfTheSms) {
   using detail::wonly::stream_takes;
-  EXPECT_TRUE(stream_takes(28672, 132));   // 896 tiles, 7 rounds: 97 %
-  EXPECT_TRUE(stream_takes(4096, 132));    // 128 tiles on 128 CTAs
-  EXPECT_TRUE(stream_takes(57344, 132));   // 1792 tiles, 14 rounds: 97 %
-  EXPECT_FALSE(stream_takes(11008, 132));  // 344 tiles, 3 rounds: 87 %
-  EXPECT_FALSE(stream_takes(6144, 132));   // 192 tiles, 2 rounds: 73 %
-  EXPECT_FALSE(stream_takes(2048, 132));   // 64 tiles: fewer than half the SMs
-  EXPECT_TRUE(stream_takes(2112, 132));    // 66 tiles: half
-  EXPECT_TRUE(stream_takes(4224, 132));    // 132 tiles: one full round
-  EXPECT_FALSE(stream_takes(4225, 132));   // 133 tiles, 2 rounds on 132 CTAs: 50 %
-  EXPECT_TRUE(stream_takes(8448, 132));    // 264 tiles, 2 full rounds
-  EXPECT_TRUE(stream_takes(28672, 120));   // on 120 SMs: 8 rounds, 93 %
-  EXPECT_FALSE(stream_takes(11008, 114));  // on 114 SMs (an H100 PCIe): 4 rounds, 75 %
+  EXPECT_TRUE(stream_takes(4096, 132));    // 128 tiles
+  EXPECT_TRUE(stream_takes(4224, 132));    // 132 tiles: one per SM
+  EXPECT_FALSE(stream_takes(4225, 132));   // 133 tiles: two rounds
+  EXPECT_TRUE(stream_takes(2112, 132));    // 66 tiles: half the SMs
+  EXPECT_FALSE(stream_takes(2080, 132));   // 65 tiles
+  EXPECT_FALSE(stream_takes(2048, 132));   // 64 tiles
+  EXPECT_FALSE(stream_takes(28672, 132));  // 896 tiles: 7 rounds
+  EXPECT_FALSE(stream_takes(11008, 132));
+  EXPECT_TRUE(stream_takes(3648, 114));    // an H100 PCIe's 114 SMs: 114 tiles
+  EXPECT_FALSE(stream_takes(4096, 114));   // 128 tiles on 114 SMs
+  EXPECT_FALSE(stream_takes(1, 132));
 }
 
 // Scales and offsets with a row stride larger than the group count, and a

@@ -37,7 +37,7 @@ struct WonlyConfig {
   const char* why;
   bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
   bool int8_up_to_a_wave = false;  // only int8 weights of at most SMs 128-row tiles
-  bool int8_stream_fill = false;   // only int8 weights where wonly::stream_takes (wonly_stream_plan.h)
+  bool int8_stream = false;        // only int8 weights where wonly::stream_takes (wonly_stream_plan.h)
 };
 
 // clang-format off
@@ -46,12 +46,13 @@ constexpr WonlyConfig kConfigs[] = {
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
                               "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kStream, 0,
-                              "Hopper, int8 weights whose 32-row tiles fill the SMs' rounds (wonly_stream_plan.h): "
-                              "the weight by bulk copy into a ring of shared-memory stages that one producer warp "
-                              "keeps full for 16 consumer warps, which run the decode kernel's dequantization and "
-                              "MMAs. H100, W8 per channel, M = 16, µs against the row below in one call "
-                              "(bench/results/wonly-h100-stream-decode-ab.json): (28672, 8192) 93.3 against 97.1, "
-                              "(4096, 4096) 13.1 against 14.3, (4096, 11008) 23.6 against 25.0",
+                              "Hopper, int8 weights of one round of 32-row tiles on at least half of the SMs "
+                              "(wonly_stream_plan.h): the weight by bulk copy into a ring of shared-memory stages "
+                              "that one producer warp keeps full for 16 consumer warps, which run the decode "
+                              "kernel's dequantization and MMAs. H100, W8 per channel, M = 9 / 16, µs against the "
+                              "row below forced in one call (bench/results/wonly-h100-stream-decode-ab.json): "
+                              "(4096, 4096) 12.9 / 13.1 against 14.2 / 14.3, (4096, 11008) 23.6 / 23.6 against "
+                              "24.8 / 24.9, (4096, 14336) 28.1 / 28.2 against 29.8 / 29.8; mixed on taller weights",
                               false, false, true},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
@@ -350,7 +351,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
-    if (row.int8_stream_fill && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, device.sm_count))) {
+    if (row.int8_stream && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, device.sm_count))) {
       continue;
     }
     config = row;

@@ -13,20 +13,21 @@ constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
 inline int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
 
 // Int8 weights at M = 9–16 take the kernel on a GPU of `sms` SMs (one
-// persistent CTA each) where its row tiles occupy at least half of the SMs
-// and fill the CTAs' rounds to ≥ 90 %: H100, W8 per channel, M = 16, µs
-// against wonly_gemv in the same call (bench/results/wonly-h100-stream-decode-ab.json):
-//   (N, K)          tiles  fill   stream  wonly_gemv
-//   (28672, 8192)   896    97 %   93.3    97.1
-//   (4096, 4096)    128    100 %  13.1    14.3
-//   (4096, 11008)   128    100 %  23.6    25.0
-//   (11008, 4096)   344    87 %   25.6    24.4   (wonly_gemv: its 16-row blocks fill better)
-// Fewer tiles than SMs/2 leave wonly_gemv, which splits K across a cluster.
+// persistent CTA each) where its row tiles are one round: at most one per
+// SM, and at least half of the SMs busy. H100, W8 per channel, M = 9 / 16,
+// µs, against wonly_gemv forced in the same call
+// (bench/results/wonly-h100-stream-decode-ab.json, run dispatch-070d025):
+//   (N, K)          tiles  stream        wonly_gemv
+//   (4096, 4096)    128    12.9 / 13.1   14.2 / 14.3
+//   (4096, 11008)   128    23.6 / 23.6   24.8 / 24.9
+//   (4096, 14336)   128    28.1 / 28.2   29.8 / 29.8
+//   (2048, 8192)    64     18.2 / 18.1   18.8 / 18.7   (left to wonly_gemv: < SMs/2)
+// More rounds were mixed: (28672, 8192) 95.2 / 94.2 against 96.8 / 97.5,
+// but (57344, 8192) 186.4 / 186.2 against 179.7 / 180.7, (8192, 8192) 31.8 /
+// 32.0 against 31.2 / 31.4, (11008, 4096) 25.6 / 25.7 against 24.2 / 24.4.
 inline bool stream_takes(int64_t n, int64_t sms) {
   const int64_t tiles = stream_row_tiles(n);
-  const int64_t ctas = std::min(tiles, sms);
-  const int64_t rounds = (tiles + ctas - 1) / ctas;
-  return 2 * tiles >= sms && 10 * tiles >= 9 * ctas * rounds;
+  return tiles <= sms && 2 * tiles >= sms;
 }
 
 }  // namespace qgemm::detail::wonly

@@ -10,13 +10,13 @@
 // refills each as soon as the consumers have read it, across tile
 // boundaries, so the 16 consumer warps wait only for shared memory and for
 // their activations and parameters (L1 / L2). H100, W8 per channel, M = 16,
-// same call, µs (bench/results/wonly-h100-stream-decode-ab.json):
-// (28672, 8192) 93.3 against wonly_gemv's 97.1, (4096, 4096) 13.1 against
-// 14.3, (4096, 11008) 23.6 against 25.0; slower where its 32-row tiles fill
-// the CTAs' rounds badly ((11008, 4096): 25.6 against 24.4), which the
-// dispatch rule leaves to wonly_gemv (wonly_stream_plan.h). Not for int4,
-// whose longer dequantization needs more resident warps than one CTA of
-// consumers gives: 5–22 % slower there (docs/weight_only.md).
+// same call, µs (bench/results/wonly-h100-stream-decode-ab.json): (4096,
+// 4096) 13.1 against wonly_gemv's 14.3, (4096, 14336) 28.2 against 29.8 —
+// where its tiles are one round (the dispatch rule, wonly_stream_plan.h);
+// over several rounds it was as often slower as faster ((57344, 8192) 186.2
+// against 180.7, (28672, 8192) 94.2 against 97.5). Not for int4, whose
+// longer dequantization needs more resident warps than one CTA of consumers
+// gives: 5–22 % slower there (docs/weight_only.md).
 //
 // CTA: 16 consumer warps + 1 producer warp, one per SM, persistent over the
 // ⌈N / 32⌉ row tiles (tile blockIdx.x, + gridDim.x, …). A stage holds 16 K
