@@ -30,14 +30,14 @@
 //
 // --sweep: for M ≤ 16 every variant also forced onto wonly_gemv
 // ("sweep-<variant>-gemv") and the int8 ones onto the Hopper int8 decode
-// kernel ("sweep-<variant>-stream"); for M > 16 also the W4A16 g128 and W8A16 plain variants forced
-// onto every tensor-core kernel and tile, for M ≤ 32 onto 16-token decode
-// launches and for M ≥ kDenseFromTokens onto the dense path's CUTLASS 2.x
-// form (detail::WonlyKernelOverride): impl
-// "sweep-<w4a16-g128|w8a16-channel>-<mma|wgmma>-<tile>",
-// "sweep-…-gemv-chunks" and "sweep-…-dense-mma" — the data behind the M > 16 rows of the dispatch
-// table (wonly_dispatch.cu), and the mma.sync kernel's speed (what sm_80
-// GPUs run) on this GPU.
+// kernel ("sweep-<variant>-stream"); for M > 16 the W4A16 g128 and W8A16
+// plain variants forced onto every tensor-core kernel and tile, for M ≤ 32
+// onto 16-token decode launches and for M ≥ kDenseFromTokens onto the dense
+// path's CUTLASS 2.x form (detail::WonlyKernelOverride): impl
+// "sweep-<w4a16-g128|w8a16-channel>-<mma|wgmma>-<tile>", "sweep-…-gemv-chunks"
+// and "sweep-…-dense-mma" — the data behind the dispatch table's rows
+// (wonly_dispatch.cu), and the mma.sync kernel's speed (what sm_80 GPUs run)
+// on this GPU.
 #include <cublas_v2.h>
 
 #include <algorithm>

@@ -10,7 +10,7 @@ namespace qgemm::detail::wonly {
 
 constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
 
-inline int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
+constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
 
 // Int8 weights at M = 9–16 take the kernel on a GPU of `sms` SMs (one
 // persistent CTA each) where its row tiles are one round: at most one per

@@ -68,8 +68,9 @@ constexpr int kPlainPitch = kKTiles * 64 + 64;  // plain layout: bytes per row o
 constexpr int kBlockBytes = 16 * kPlainPitch;   // per 16-row block (≥ the prepacked kKTiles × 1024)
 static_assert(kPlainPitch % 128 == 64, "rows g and g + 8 of a quarter warp in distinct banks");
 static_assert(kKTiles * 1024 <= kBlockBytes, "a prepacked block's stage fits its slot");
-// 3 stages (102 KB): measured with 8–24 consumer warps, ~100 KB of stages
-// was as fast as any more, and 128 KB slower (less L1 for the activations).
+// 3 stages (102 KB). Not tuned beyond: in the 8-warp int4 / int8
+// experiment 128 KB of stages was slower than 64 KB (less L1 left for the
+// activations), and 16–24 consumer warps ran with ~100 KB.
 constexpr int kStages = 3;
 constexpr int kAcc = kTiles * kTokenBlocks * 4;  // accumulator registers per lane
 constexpr int kConsumerBarrier = 1;              // named barrier over the consumer warps
@@ -125,14 +126,14 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
   }
   __syncthreads();
 
-  const int64_t tiles = (args.n + kStreamRows - 1) / kStreamRows;
+  const int64_t tiles = stream_row_tiles(args.n);
   const int chunks = static_cast<int>(args.chunks_per_row());
   const int k_stages = (chunks + 4 * kKTiles - 1) / (4 * kKTiles);
   const bool prepacked = args.prepacked;
 
   if (warp == kConsumerWarps) {
-    // Producer. Plain: lane r copies the stage slice of rows r, r + 32 (rows
-    // past N copy row N − 1: their outputs are never stored). Prepacked:
+    // Producer. Plain: lane r copies the stage slice of row r (rows past N
+    // copy row N − 1: their outputs are never stored). Prepacked:
     // lane b < kTiles copies 16-row block b's stage (blocks past the weight
     // copy its last; its rows past N are the stored zero padding).
     const uint64_t policy = l2_evict_first_policy();
