@@ -28,6 +28,19 @@ __device__ __forceinline__ void mbarrier_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
+// A ring of `stages` stage barriers, initialized by thread 0: full[s]
+// completes on one arrival (the producer's, with the stage's bytes),
+// empty[s] on `consumers` arrivals. A CTA barrier must follow.
+__device__ __forceinline__ void init_stage_ring(uint64_t* full, uint64_t* empty, int stages, uint32_t consumers) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbarrier_init(smem_address(&full[s]), 1);
+      mbarrier_init(smem_address(&empty[s]), consumers);
+    }
+    mbarrier_init_fence();
+  }
+}
+
 // One arrival that also announces `bytes` to arrive by copies in this phase.
 __device__ __forceinline__ void mbarrier_expect_bytes(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");

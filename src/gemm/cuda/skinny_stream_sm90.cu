@@ -101,13 +101,7 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
   extern __shared__ __align__(128) uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<kTransposed, kFp8>*>(smem_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(smem_address(&smem.full[s]), 1);
-      mbarrier_init(smem_address(&smem.empty[s]), kConsumerWarps * 32);
-    }
-    mbarrier_init_fence();
-  }
+  init_stage_ring(smem.full, smem.empty, kStages, kConsumerWarps * 32);
   __syncthreads();
 
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;

@@ -161,16 +161,22 @@ int wgmma_tile(const WeightOnlyArgs& args, int sms) {
   return fills(128) ? 128 : 64;
 }
 
-// Whether the wgmma kernel is built and runs on a GPU of this compute
-// capability (its sm_90a code runs on 9.0 only).
-bool wgmma_runs_on(const CudaDeviceInfo& device) {
 #if QGEMM_HAS_WONLY_SM90
-  return device.major == 9 && device.minor == 0;
+constexpr bool kWgmmaBuilt = true;
 #else
-  (void)device;
-  return false;
+constexpr bool kWgmmaBuilt = false;
 #endif
-}
+#if QGEMM_HAS_WONLY_STREAM_SM90
+constexpr bool kStreamBuilt = true;
+#else
+constexpr bool kStreamBuilt = false;
+#endif
+
+// sm_90a code runs on compute capability 9.0 only.
+bool runs_sm90a(bool built, const CudaDeviceInfo& device) { return built && device.major == 9 && device.minor == 0; }
+
+// Whether the wgmma kernel (wonly_wgmma.cu) is built and runs on a GPU of this compute capability.
+bool wgmma_runs_on(const CudaDeviceInfo& device) { return runs_sm90a(kWgmmaBuilt, device); }
 
 // The dense path (wonly_dense.cuh): the weight dequantized once into the
 // workspace, then a dense CUTLASS GEMM. Taken from dense_min_tokens tokens
@@ -226,16 +232,9 @@ bool dense_mma_built() {
 #endif
 }
 
-// Whether the Hopper decode kernel (wonly_stream_sm90.cu) is built and runs
-// on a GPU of this compute capability (sm_90a code: 9.0 only).
-bool stream_runs_on(const CudaDeviceInfo& device) {
-#if QGEMM_HAS_WONLY_STREAM_SM90
-  return device.major == 9 && device.minor == 0;
-#else
-  (void)device;
-  return false;
-#endif
-}
+// Whether the Hopper int8 decode kernel (wonly_stream_sm90.cu) is built and runs on a GPU of this
+// compute capability.
+bool stream_runs_on(const CudaDeviceInfo& device) { return runs_sm90a(kStreamBuilt, device); }
 
 // Whether the dense path's sm_90 form (CUTLASS 3.x) or, `mma`, its CUTLASS
 // 2.x form (sm_80+) is built and runs on `device`.
