@@ -234,10 +234,10 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
         const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
         record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
+        const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
         if (m <= 16 && sweep) {
           // Both decode kernels forced: wonly_gemv for every variant, the
           // Hopper int8 decode kernel for the int8 ones.
-          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
           {
             detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 2);
             record("sweep-" + name + "-gemv", time_variant(), bytes, cublas_us);
@@ -259,7 +259,6 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           record(impl, time_variant(), bytes, cublas_us);
           dense = false;
         };
-        const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
         if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
           record_dense(detail::WonlyKernel::kDense, std::string(var.impl) + "-dense");
         }

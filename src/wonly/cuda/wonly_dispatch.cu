@@ -259,25 +259,6 @@ bool run_dense(const WeightOnlyArgs& args, const CudaDeviceInfo& device, bool mm
   return false;
 }
 
-// The override's decode kernels at M ≤ 16 (WonlyKernelOverride): kStream
-// (int8 weights, tile 0), or kGemvChunks (wonly_gemv, one launch).
-void run_decode_override(const WeightOnlyArgs& args, const CudaDeviceInfo& device) {
-  if (override_kernel == WonlyKernel::kGemvChunks) {
-    if (override_tile != 2 && override_tile != 4) {
-      throw Error(ErrorKind::kValue, "WonlyKernelOverride: kGemvChunks takes 2 or 4 token blocks, got tile " +
-                                         std::to_string(override_tile));
-    }
-    launch_wonly_gemv(args, args.m <= 8 ? 1 : 2);
-    return;
-  }
-  if (args.m > 16 || args.int4 || override_tile != 0 || !stream_runs_on(device)) {
-    throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream runs int8 weights at M <= 16 on sm_90 only, "
-                                   "tile 0 (got M=" + std::to_string(args.m) + (args.int4 ? ", int4" : ", int8") +
-                                       ", tile " + std::to_string(override_tile) + ")");
-  }
-  launch_wonly_stream(args);
-}
-
 }  // namespace
 
 bool wonly_wgmma_available(int device) { return wgmma_runs_on(cuda_device_info(device)); }
@@ -340,10 +321,6 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
       args.m >= dense_min_tokens(args, !wgmma) && run_dense(args, device, !wgmma)) {
     return;
   }
-  if (override_kernel == WonlyKernel::kStream || (args.m <= 16 && override_kernel == WonlyKernel::kGemvChunks)) {
-    run_decode_override(args, device);
-    return;
-  }
   WonlyConfig config{};
   const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   for (const WonlyConfig& row : kConfigs) {
@@ -357,15 +334,25 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     break;
   }
   if (config.kernel == WonlyKernel::kWgmma && config.tile == 0) config.tile = wgmma_tile(args, device.sm_count);
-  if (args.m > 16 && override_kernel != WonlyKernel::kGemv) {
+  // The override replaces the table's choice at M > 16, and for the decode
+  // kernels (kGemvChunks: one wonly_gemv launch per 8·tile tokens; kStream)
+  // at M ≤ 16 too.
+  const bool decode_override = override_kernel == WonlyKernel::kGemvChunks || override_kernel == WonlyKernel::kStream;
+  if (override_kernel != WonlyKernel::kGemv && (args.m > 16 || decode_override)) {
     if (override_kernel == WonlyKernel::kWgmma && !wgmma) {
       throw Error(ErrorKind::kValue, "weight_only_mm: the wgmma kernel runs on sm_90 only (a build with CUTLASS)");
+    }
+    if (override_kernel == WonlyKernel::kStream &&
+        (args.m > 16 || args.int4 || override_tile != 0 || !stream_runs_on(device))) {
+      throw Error(ErrorKind::kValue, "WonlyKernelOverride: kStream runs int8 weights at M <= 16 on sm_90 only, "
+                                     "tile 0 (got M=" + std::to_string(args.m) + (args.int4 ? ", int4" : ", int8") +
+                                         ", tile " + std::to_string(override_tile) + ")");
     }
     const bool mma_tile = override_tile == 64 || override_tile == 128;
     const bool supported = override_kernel == WonlyKernel::kMma         ? mma_tile
                            : override_kernel == WonlyKernel::kWgmma     ? mma_tile || override_tile == 256
                            : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2 || override_tile == 4
-                                                                        : false;
+                                                                        : override_kernel == WonlyKernel::kStream;
     if (!supported) {
       throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens, kWgmma with "
                                      "64, 128 or 256, or kGemvChunks with 2 or 4 token blocks, got tile " +
