@@ -42,18 +42,19 @@ struct WonlyConfig {
 
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
+  {16, WonlyKernel::kStream, 0,
+                              "Hopper, int8 weights whose 32-row tiles are one round on enough of the SMs (half "
+                              "at M = 9–16, four fifths at M ≤ 8: wonly_stream_plan.h): the weight by bulk copy "
+                              "into a ring of shared-memory stages that one producer warp keeps full for 16 "
+                              "consumer warps, which run the decode kernel's dequantization and MMAs. H100, W8 "
+                              "per channel, M = 1 / 8 / 16, µs against the rows below forced in the same call "
+                              "(bench/results/wonly-h100-stream-rule-sweep.json): (4096, 4096) 12.4 / 12.8 / "
+                              "13.1 against 13.4 / 13.4 / 14.4, (4224, 8192) 18.2 / 18.7 / 19.1 against 19.5 / "
+                              "19.6 / 20.7; more rounds within 0.96–1.09× of the rows below, so they take those",
+                              false, false, true},
   {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
                               "blocks, 4 blocks/SM)"},
-  {16, WonlyKernel::kStream, 0,
-                              "Hopper, int8 weights of one round of 32-row tiles on at least half of the SMs "
-                              "(wonly_stream_plan.h): the weight by bulk copy into a ring of shared-memory stages "
-                              "that one producer warp keeps full for 16 consumer warps, which run the decode "
-                              "kernel's dequantization and MMAs. H100, W8 per channel, M = 9 / 16, µs against the "
-                              "row below forced in one call (bench/results/wonly-h100-stream-decode-ab.json): "
-                              "(4096, 4096) 12.9 / 13.1 against 14.2 / 14.3, (4096, 11008) 23.6 / 23.6 against "
-                              "24.8 / 24.9, (4096, 14336) 28.1 / 28.2 against 29.8 / 29.8; mixed on taller weights",
-                              false, false, true},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
                               "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
@@ -327,7 +328,7 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
-    if (row.int8_stream && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, device.sm_count))) {
+    if (row.int8_stream && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, args.m, device.sm_count))) {
       continue;
     }
     config = row;

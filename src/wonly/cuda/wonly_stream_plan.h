@@ -12,22 +12,31 @@ constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
 
 constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
 
-// Int8 weights at M = 9–16 take the kernel on a GPU of `sms` SMs (one
-// persistent CTA each) where its row tiles are one round: at most one per
-// SM, and at least half of the SMs busy. H100, W8 per channel, M = 9 / 16,
-// µs, against wonly_gemv forced in the same call
-// (bench/results/wonly-h100-stream-decode-ab.json, run dispatch-070d025):
-//   (N, K)          tiles  stream        wonly_gemv
-//   (4096, 4096)    128    12.9 / 13.1   14.2 / 14.3
-//   (4096, 11008)   128    23.6 / 23.6   24.8 / 24.9
-//   (4096, 14336)   128    28.1 / 28.2   29.8 / 29.8
-//   (2048, 8192)    64     18.2 / 18.1   18.8 / 18.7   (left to wonly_gemv: < SMs/2)
-// More rounds were mixed: (28672, 8192) 95.2 / 94.2 against 96.8 / 97.5,
-// but (57344, 8192) 186.4 / 186.2 against 179.7 / 180.7, (8192, 8192) 31.8 /
-// 32.0 against 31.2 / 31.4, (11008, 4096) 25.6 / 25.7 against 24.2 / 24.4.
-inline bool stream_takes(int64_t n, int64_t sms) {
+// Int8 weights at M ≤ 16 take the kernel on a GPU of `sms` SMs (one
+// persistent CTA each) where its row tiles are one round, at most one per
+// SM, on enough of the SMs: at M = 9–16 half of them, at M ≤ 8 four fifths.
+// H100 (132 SMs), W8 per channel, µs, the kernel against wonly_gemv forced
+// in the same call, two calls at a9ac6ae
+// (bench/results/wonly-h100-stream-rule-sweep.json):
+//   (N, K)           tiles  M = 1          M = 8          M = 16
+//   (2112, 4096)     66     12.1 vs 10.8   12.1 vs 10.8   12.1 vs 11.8
+//   (2112, 8192)     66     18.3 vs 17.0   18.2 vs 17.1   18.3 vs 19.1
+//   (3072, 4096)     96     12.3 vs 12.1   12.0 vs 11.8   12.1 vs 13.5
+//   (3584, 4096)     112    12.0 vs 13.0   12.1 vs 12.9   12.3 vs 14.0
+//   (4096, 4096)     128    12.4 vs 13.4   12.8 vs 13.4   13.1 vs 14.4
+//   (4224, 8192)     132    18.2 vs 19.5   18.7 vs 19.6   19.1 vs 20.7
+//   (4096, 14336)    128    27.5 vs 28.3   27.9 vs 28.1   28.3 vs 29.9
+// At M ≤ 8 wonly_gemv multiplies one n8 token block (this kernel always
+// two), so only near-full rounds pay; at M = 9–16 half the SMs already did
+// on average (2112 – 3072 rows: 0.90–1.03× the time, 0.98× geomean).
+// More rounds, where they are full (N = 8448 – 57344, K = 4096 – 28672),
+// take 0.96–1.03× wonly_gemv's time at M = 16 and 0.96–1.09× at M ≤ 8, and
+// up to 1.25× where the last round is thin ((6144, 4096): 192 tiles, 19.2
+// against 15.4 µs at M = 16), so they stay on wonly_gemv.
+inline bool stream_takes(int64_t n, int64_t m, int64_t sms) {
   const int64_t tiles = stream_row_tiles(n);
-  return tiles <= sms && 2 * tiles >= sms;
+  const bool enough_sms = m > 8 ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
+  return tiles <= sms && enough_sms;
 }
 
 }  // namespace qgemm::detail::wonly

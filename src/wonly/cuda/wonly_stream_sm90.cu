@@ -1,20 +1,19 @@
-// Weight-only decode kernel for Hopper, int8 weights at M = 9–16 (sm_90):
+// Weight-only decode kernel for Hopper, int8 weights at M ≤ 16 (sm_90):
 // wonly_gemv's lane mapping, dequantization and MMAs (mma_chunk_word,
 // wonly_device.cuh), with the weight streamed into shared memory by bulk
 // asynchronous copies instead of register loads, as the scaled GEMM's
 // decode kernel does (gemm/cuda/skinny_stream_sm90.cu).
 //
-// Why: at M = 9–16 wonly_gemv's int8 blocks (two n8 token blocks) keep 16
-// warps per SM, each waiting on DRAM between its load and its MMAs. Here one
-// producer warp keeps kStages stages of a tile's weight rows requested and
-// refills each as soon as the consumers have read it, across tile
-// boundaries, so the 16 consumer warps wait only for shared memory and for
-// their activations and parameters (L1 / L2). H100, W8 per channel, M = 16,
-// same call, µs (bench/results/wonly-h100-stream-decode-ab.json): (4096,
-// 4096) 13.1 against wonly_gemv's 14.3, (4096, 14336) 28.2 against 29.8 —
-// where its tiles are one round (the dispatch rule, wonly_stream_plan.h);
-// over several rounds it was as often slower as faster ((57344, 8192) 186.2
-// against 180.7, (28672, 8192) 94.2 against 97.5). Not for int4, whose
+// Why: wonly_gemv's int8 warps each wait on DRAM between their load and
+// their MMAs. Here one producer warp keeps kStages stages of a tile's weight
+// rows requested and refills each as soon as the consumers have read it,
+// across tile boundaries, so the 16 consumer warps wait only for shared
+// memory and for their activations and parameters (L1 / L2). H100, W8 per
+// channel, same call, µs (bench/results/wonly-h100-stream-rule-sweep.json):
+// (4096, 4096) 12.4 at M = 1 and 13.1 at M = 16 against wonly_gemv's 13.4
+// and 14.4 — where its tiles are one round on most SMs (the dispatch rule,
+// wonly_stream_plan.h); over several rounds it takes 0.96–1.09× wonly_gemv's
+// time, and up to 1.25× where the last round is thin. Not for int4, whose
 // longer dequantization needs more resident warps than one CTA of consumers
 // gives: 5–22 % slower there (docs/weight_only.md).
 //
