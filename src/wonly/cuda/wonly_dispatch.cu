@@ -162,6 +162,8 @@ int wgmma_tile(const WeightOnlyArgs& args, int sms) {
   return fills(128) ? 128 : 64;
 }
 
+// Which optional kernels this build holds (CMake defines them where their
+// architecture and CUTLASS are available).
 #if QGEMM_HAS_WONLY_SM90
 constexpr bool kWgmmaBuilt = true;
 #else
@@ -171,6 +173,16 @@ constexpr bool kWgmmaBuilt = false;
 constexpr bool kStreamBuilt = true;
 #else
 constexpr bool kStreamBuilt = false;
+#endif
+#if QGEMM_HAS_WONLY_DENSE_SM90
+constexpr bool kDenseBuilt = true;
+#else
+constexpr bool kDenseBuilt = false;
+#endif
+#if QGEMM_HAS_WONLY_DENSE_SM80
+constexpr bool kDenseMmaBuilt = true;
+#else
+constexpr bool kDenseMmaBuilt = false;
 #endif
 
 // sm_90a code runs on compute capability 9.0 only.
@@ -217,22 +229,6 @@ int64_t dense_min_tokens(const WeightOnlyArgs& args, bool mma) {
   return args.int4 ? kDenseMinTokensInt4 : kDenseMinTokensInt8;
 }
 
-bool dense_built() {
-#if QGEMM_HAS_WONLY_DENSE_SM90
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool dense_mma_built() {
-#if QGEMM_HAS_WONLY_DENSE_SM80
-  return true;
-#else
-  return false;
-#endif
-}
-
 // Whether the Hopper int8 decode kernel (wonly_stream_sm90.cu) is built and runs on a GPU of this
 // compute capability.
 bool stream_runs_on(const CudaDeviceInfo& device) { return runs_sm90a(kStreamBuilt, device); }
@@ -240,7 +236,7 @@ bool stream_runs_on(const CudaDeviceInfo& device) { return runs_sm90a(kStreamBui
 // Whether the dense path's sm_90 form (CUTLASS 3.x) or, `mma`, its CUTLASS
 // 2.x form (sm_80+) is built and runs on `device`.
 bool dense_runs_on(const CudaDeviceInfo& device, bool mma) {
-  return mma ? dense_mma_built() && device.major >= 8 : dense_built() && wgmma_runs_on(device);
+  return mma ? kDenseMmaBuilt && device.major >= 8 : kDenseBuilt && wgmma_runs_on(device);
 }
 
 // Runs the dense path (sm_90: CUTLASS 3.x; `mma`: the CUTLASS 2.x GEMM of
