@@ -1,6 +1,6 @@
 // `qgemm bench wonly` (GPU): weight_only_mm (W4A16 group 128 plain and
 // prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"),
-// W8A16 per channel, bf16) against cuBLAS bf16 GEMM on the same
+// W8A16 per channel plain and prepacked, bf16) against cuBLAS bf16 GEMM on the same
 // shapes, and the device copy bandwidth, all in one run. Weights (and their
 // scales) are rotated across copies so the working set exceeds L2; the
 // activations (a few MB at decode sizes) are not.
@@ -98,6 +98,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       {"qgemm-w4a16-g128", true, 128, true, false},
       {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
       {"qgemm-w8a16-channel", false, 0, false, false},
+      {"qgemm-w8a16-channel-prepacked", false, 0, false, true},
       {"qgemm-w4a16-g128-bf16-params", true, 128, true, false, true},
       {"qgemm-w4a16-g128-prepacked-bf16-params", true, 128, true, true, true},
   };
@@ -151,17 +152,18 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       ws.offsets = cuda::DeviceBuffer(ws.param_count * var.param_bytes() * ws.sets);
       const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
       if (var.prepacked) {
-        cuda::DeviceBuffer plain(n * k / 2);
-        cuda::fill_random(plain.get(), DType::kUInt8, n * k / 2, 0, 255, 23, stream);
+        const int64_t row_bytes = var.int4 ? k / 2 : k;
+        cuda::DeviceBuffer plain(n * row_bytes);
+        cuda::fill_random(plain.get(), w_dtype, n * row_bytes, var.int4 ? 0 : -128, var.int4 ? 255 : 127, 23, stream);
         const auto shape = weight_only_prepacked_shape(n, k, var.int4);
         for (int set = 0; set < ws.sets; ++set) {
           weight_only_prepack(TensorView(ws.w.as<uint8_t>() + set * ws.w_bytes, w_dtype,
                                          {shape.row_blocks, shape.k_tiles, 1024}, gpu),
-                              TensorView(plain.get(), w_dtype, {n, k / 2}, gpu), stream);
+                              TensorView(plain.get(), w_dtype, {n, row_bytes}, gpu), stream);
         }
         cuda::check(cudaStreamSynchronize(stream), "prepack");
       } else {
-        cuda::fill_random(ws.w.get(), var.int4 ? DType::kUInt8 : DType::kInt8, ws.w_bytes * ws.sets,
+        cuda::fill_random(ws.w.get(), w_dtype, ws.w_bytes * ws.sets,
                           var.int4 ? 0 : -128, var.int4 ? 255 : 127, 24, stream);
       }
       cuda::fill_random(ws.scales.get(), var.param_dtype(), ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
