@@ -324,7 +324,8 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
-    if (row.int8_stream && (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count))) {
+    if (row.int8_stream && (args.int4 || !stream_runs_on(device) ||
+                            !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count))) {
       continue;
     }
     config = row;
