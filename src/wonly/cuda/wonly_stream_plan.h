@@ -12,7 +12,7 @@ constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
 
 constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
 
-// Int8 weights in the plain layout at M ≤ 16 take the kernel on a GPU of
+// Int8 weights at M ≤ 16 take the kernel on a GPU of
 // `sms` SMs (one persistent CTA each) where its row tiles are one round, at
 // most one per SM, on enough of the SMs: at M = 9–16 half of them, at M ≤ 8
 // four fifths. H100 (132 SMs), W8 per channel, µs, the kernel against
@@ -33,17 +33,14 @@ constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / k
 // take 0.96–1.03× wonly_gemv's time at M = 16 and 0.96–1.09× at M ≤ 8, and
 // up to 1.25× where the last round is thin ((6144, 4096): 192 tiles, 19.2
 // against 15.4 µs at M = 16), so they stay on wonly_gemv.
-// Prepacked int8 weights keep wonly_gemv, which reads them as fast as this
-// kernel (M = 1) or faster (M = 8–16). H100 at 2552dc3, µs, M = 1 / 8 / 16,
-// wonly_gemv against this kernel, both forced, on the prepacked weight
-// (bench/results/wonly-h100-w8-prepacked.json): (4096, 4096) 13.3 / 13.2 /
-// 13.7 against 13.5 / 13.8 / 14.0, (4096, 11008) 22.7 / 22.8 / 23.4 against
-// 22.6 / 25.2 / 26.1, (4096, 14336) 27.2 / 27.1 / 28.0 against 27.1 / 29.9 /
-// 30.2.
-inline bool stream_takes(int64_t n, int64_t m, bool prepacked, int64_t sms) {
+// The prepacked layout follows the same rule: with one bulk copy per K tile
+// of a 16-row block this kernel reads it as fast as the plain one, 3–8 %
+// faster than wonly_gemv reads it at N ≤ 4096, K = 4096 (H100;
+// bench/results/wonly-h100-stream-prepacked-copies.json).
+inline bool stream_takes(int64_t n, int64_t m, int64_t sms) {
   const int64_t tiles = stream_row_tiles(n);
   const bool enough_sms = m > 8 ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
-  return !prepacked && tiles <= sms && enough_sms;
+  return tiles <= sms && enough_sms;
 }
 
 }  // namespace qgemm::detail::wonly

@@ -27,7 +27,7 @@
 //               bulk copy; the pad puts rows g and g + 8 of a quarter
 //               warp's 16-byte reads in distinct banks
 //   prepacked:  [16 K tiles][16 rows][64 B]   the stored layout: one bulk
-//               copy of 16 KB per 16-row block
+//               copy of 1 KB per K tile of a 16-row block
 //
 // Lane (g = lane/4, t = lane%4) of warp w reads chunk t of K tile w of rows
 // g and g + 8 of each m16 tile — what wonly_gemv's lane reads from global
@@ -67,6 +67,7 @@ constexpr int kPlainPitch = kKTiles * 64 + 64;  // plain layout: bytes per row o
 constexpr int kBlockBytes = 16 * kPlainPitch;   // per 16-row block (≥ the prepacked kKTiles × 1024)
 static_assert(kPlainPitch % 128 == 64, "rows g and g + 8 of a quarter warp in distinct banks");
 static_assert(kKTiles * 1024 <= kBlockBytes, "a prepacked block's stage fits its slot");
+static_assert(kTiles * kKTiles == 32, "one producer lane per prepacked (block, K tile) copy");
 // 3 stages (102 KB). Not tuned beyond: in the 8-warp int4 / int8
 // experiment 128 KB of stages was slower than 64 KB (less L1 left for the
 // activations), and 16–24 consumer warps ran with ~100 KB.
@@ -126,9 +127,13 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
 
   if (warp == kConsumerWarps) {
     // Producer. Plain: lane r copies the stage slice of row r (rows past N
-    // copy row N − 1: their outputs are never stored). Prepacked:
-    // lane b < kTiles copies 16-row block b's stage (blocks past the weight
-    // copy its last; its rows past N are the stored zero padding).
+    // copy row N − 1: their outputs are never stored). Prepacked: lane
+    // (b, kt) copies K tile kt of 16-row block b, 1 KB (blocks past the
+    // weight copy its last; its rows past N are the stored zero padding).
+    // 32 copies of 1 KB per stage either way: one 16 KB copy per block took
+    // 7–13 % longer at M = 8–16 and up to 8 % at M = 1 (H100, one round of
+    // tiles: (4096, 4096), (3584, 4096), (4096, 11008), (4096, 14336);
+    // bench/results/wonly-h100-stream-prepacked-copies.json).
     const uint64_t policy = l2_evict_first_policy();
     const int64_t row_blocks = (args.n + 15) / 16;
     uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
@@ -142,13 +147,15 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
         const uint32_t full = smem_address(&smem.full[slot]);
         uint8_t* stage = smem.stages[slot];
         if (prepacked) {
-          const auto bytes = static_cast<uint32_t>(min(kKTiles, (chunks + 3) / 4 - s * kKTiles) * 1024);
-          if (lane == 0) mbarrier_expect_bytes(full, kTiles * bytes);
+          const int k_tiles = min(kKTiles, (chunks + 3) / 4 - s * kKTiles);  // in this stage
+          if (lane == 0) mbarrier_expect_bytes(full, static_cast<uint32_t>(kTiles * k_tiles * 1024));
           __syncwarp();
-          if (lane < kTiles) {
-            const int64_t block = min(tile * kTiles + lane, row_blocks - 1);
-            bulk_copy_to_shared(smem_address(stage + lane * kBlockBytes),
-                                args.w + args.w_addr.chunk_offset(block * 16, first_chunk), bytes, full, policy);
+          const int b = lane / kKTiles, kt = lane % kKTiles;
+          if (kt < k_tiles) {
+            const int64_t block = min(tile * kTiles + b, row_blocks - 1);
+            bulk_copy_to_shared(smem_address(stage + b * kBlockBytes + kt * 1024),
+                                args.w + args.w_addr.chunk_offset(block * 16, first_chunk + 4 * kt), 1024, full,
+                                policy);
           }
         } else {
           const auto bytes = static_cast<uint32_t>(min(4 * kKTiles, chunks - first_chunk) * 16);
