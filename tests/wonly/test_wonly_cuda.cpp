@@ -307,29 +307,28 @@ TEST(WeightOnlyCudaStream, Int8MatchesCpu) {
 }
 
 // Where the dispatch gives int8 weights at M ≤ 16 the Hopper decode kernel:
-// one round of 32-row tiles (at most one per SM) on at least half of the
-// SMs at M = 9–16, four fifths at M ≤ 8 (wonly_stream_plan.h).
+// one round of 32-row tiles (at most one per SM) on four fifths of the SMs,
+// or half for the plain layout at M = 9–16 (wonly_stream_plan.h).
 TEST(WeightOnlyStreamPlan, TakesOneRoundOnEnoughSms) {
   using detail::wonly::stream_takes;
   for (int64_t m : {1, 8, 9, 16}) {
-    EXPECT_TRUE(stream_takes(4096, m, 132)) << m;    // 128 tiles
-    EXPECT_TRUE(stream_takes(4224, m, 132)) << m;    // 132 tiles: one per SM
-    EXPECT_FALSE(stream_takes(4225, m, 132)) << m;   // 133 tiles: two rounds
-    EXPECT_FALSE(stream_takes(28672, m, 132)) << m;  // 896 tiles: 7 rounds
-    EXPECT_FALSE(stream_takes(11008, m, 132)) << m;
-    EXPECT_FALSE(stream_takes(2048, m, 132)) << m;   // 64 tiles
-    EXPECT_FALSE(stream_takes(1, m, 132)) << m;
-    EXPECT_TRUE(stream_takes(3648, m, 114)) << m;    // an H100 PCIe's 114 SMs: 114 tiles
-    EXPECT_FALSE(stream_takes(4096, m, 114)) << m;   // 128 tiles on 114 SMs
-  }
-  for (int64_t m : {9, 16}) {
-    EXPECT_TRUE(stream_takes(2112, m, 132)) << m;   // 66 tiles: half the SMs
-    EXPECT_FALSE(stream_takes(2080, m, 132)) << m;  // 65 tiles
-  }
-  for (int64_t m : {1, 8}) {
-    EXPECT_TRUE(stream_takes(3392, m, 132)) << m;   // 106 tiles: 4/5 of the SMs
-    EXPECT_FALSE(stream_takes(3360, m, 132)) << m;  // 105 tiles
-    EXPECT_FALSE(stream_takes(2112, m, 132)) << m;
+    for (bool prepacked : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "M=" << m << (prepacked ? " prepacked" : " plain"));
+      EXPECT_TRUE(stream_takes(4096, m, prepacked, 132));    // 128 tiles
+      EXPECT_TRUE(stream_takes(4224, m, prepacked, 132));    // 132 tiles: one per SM
+      EXPECT_FALSE(stream_takes(4225, m, prepacked, 132));   // 133 tiles: two rounds
+      EXPECT_FALSE(stream_takes(28672, m, prepacked, 132));  // 896 tiles: 7 rounds
+      EXPECT_FALSE(stream_takes(11008, m, prepacked, 132));
+      EXPECT_FALSE(stream_takes(2048, m, prepacked, 132));   // 64 tiles
+      EXPECT_FALSE(stream_takes(1, m, prepacked, 132));
+      EXPECT_TRUE(stream_takes(3648, m, prepacked, 114));    // an H100 PCIe's 114 SMs: 114 tiles
+      EXPECT_FALSE(stream_takes(4096, m, prepacked, 114));   // 128 tiles on 114 SMs
+      EXPECT_TRUE(stream_takes(3392, m, prepacked, 132));    // 106 tiles: 4/5 of the SMs
+      const bool half_suffice = m > 8 && !prepacked;
+      EXPECT_EQ(stream_takes(3360, m, prepacked, 132), half_suffice);  // 105 tiles
+      EXPECT_EQ(stream_takes(2112, m, prepacked, 132), half_suffice);  // 66 tiles: half the SMs
+      EXPECT_FALSE(stream_takes(2080, m, prepacked, 132));             // 65 tiles
+    }
   }
 }
 

@@ -43,8 +43,8 @@ struct WonlyConfig {
 // clang-format off
 constexpr WonlyConfig kConfigs[] = {
   {16, WonlyKernel::kStream, 0,
-                              "Hopper, int8 weights whose 32-row tiles are one round on enough of the SMs (half "
-                              "at M = 9–16, four fifths at M ≤ 8: wonly_stream_plan.h): the weight by bulk copy "
+                              "Hopper, int8 weights whose 32-row tiles are one round on enough of the SMs (four "
+                              "fifths; half for the plain layout at M = 9–16: wonly_stream_plan.h): the weight by bulk copy "
                               "into a ring of shared-memory stages that one producer warp keeps full for 16 "
                               "consumer warps, which run the decode kernel's dequantization and MMAs. H100, W8 "
                               "per channel, M = 1 / 8 / 16, µs against the rows below forced in the same call "
@@ -324,8 +324,8 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
-    if (row.int8_stream &&
-        (args.int4 || !stream_runs_on(device) || !wonly::stream_takes(args.n, args.m, device.sm_count))) {
+    if (row.int8_stream && (args.int4 || !stream_runs_on(device) ||
+                            !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count))) {
       continue;
     }
     config = row;

@@ -12,11 +12,11 @@ constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
 
 constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / kStreamRows; }
 
-// Int8 weights at M ≤ 16 take the kernel on a GPU of
-// `sms` SMs (one persistent CTA each) where its row tiles are one round, at
-// most one per SM, on enough of the SMs: at M = 9–16 half of them, at M ≤ 8
-// four fifths. H100 (132 SMs), W8 per channel, µs, the kernel against
-// wonly_gemv forced in the same call, two calls at a9ac6ae
+// Int8 weights at M ≤ 16 take the kernel on a GPU of `sms` SMs (one
+// persistent CTA each) where its row tiles are one round, at most one per
+// SM, on enough of the SMs: four fifths of them, or half for the plain
+// layout at M = 9–16. H100 (132 SMs), W8 per channel, plain layout, µs, the
+// kernel against wonly_gemv forced in the same call, two calls at a9ac6ae
 // (bench/results/wonly-h100-stream-rule-sweep.json):
 //   (N, K)           tiles  M = 1          M = 8          M = 16
 //   (2112, 4096)     66     12.1 vs 10.8   12.1 vs 10.8   12.1 vs 11.8
@@ -33,13 +33,16 @@ constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / k
 // take 0.96–1.03× wonly_gemv's time at M = 16 and 0.96–1.09× at M ≤ 8, and
 // up to 1.25× where the last round is thin ((6144, 4096): 192 tiles, 19.2
 // against 15.4 µs at M = 16), so they stay on wonly_gemv.
-// The prepacked layout follows the same rule: with one bulk copy per K tile
-// of a 16-row block this kernel reads it as fast as the plain one, 3–8 %
-// faster than wonly_gemv reads it at N ≤ 4096, K = 4096 (H100;
-// bench/results/wonly-h100-stream-prepacked-copies.json).
-inline bool stream_takes(int64_t n, int64_t m, int64_t sms) {
+// The prepacked layout (db7893b, two calls in one run;
+// bench/results/wonly-h100-stream-prepacked-copies.json): on four fifths of
+// the SMs or more 0.92–0.97× wonly_gemv's time at K = 4096 and 8192,
+// 0.99–1.01× at K = 11008 and 14336; on half to three quarters of them
+// at M = 9–16 0.95–1.12× (1.05× geomean over five weights), where
+// wonly_gemv reads the prepacked rows faster than the plain ones.
+inline bool stream_takes(int64_t n, int64_t m, bool prepacked, int64_t sms) {
   const int64_t tiles = stream_row_tiles(n);
-  const bool enough_sms = m > 8 ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
+  const bool half_suffice = m > 8 && !prepacked;
+  const bool enough_sms = half_suffice ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
   return tiles <= sms && enough_sms;
 }
 

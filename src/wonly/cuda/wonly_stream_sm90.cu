@@ -130,10 +130,11 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
     // copy row N − 1: their outputs are never stored). Prepacked: lane
     // (b, kt) copies K tile kt of 16-row block b, 1 KB (blocks past the
     // weight copy its last; its rows past N are the stored zero padding).
-    // 32 copies of 1 KB per stage either way: one 16 KB copy per block took
-    // 7–13 % longer at M = 8–16 and up to 8 % at M = 1 (H100, one round of
-    // tiles: (4096, 4096), (3584, 4096), (4096, 11008), (4096, 14336);
-    // bench/results/wonly-h100-stream-prepacked-copies.json).
+    // 32 copies of 1 KB per stage either way: on one round of tiles ((4096,
+    // 4096), (3584, 4096), (4096, 11008), (4096, 14336); H100,
+    // bench/results/wonly-h100-stream-prepacked-copies.json) one 16 KB copy
+    // per block took 7–13 % longer at M = 8–16 and up to 8 % at M = 1
+    // (1 % less at M = 1 with K ≥ 11008).
     const uint64_t policy = l2_evict_first_policy();
     const int64_t row_blocks = (args.n + 15) / 16;
     uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
