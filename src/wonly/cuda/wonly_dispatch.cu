@@ -44,13 +44,14 @@ struct WonlyConfig {
 constexpr WonlyConfig kConfigs[] = {
   {16, WonlyKernel::kStream, 0,
                               "Hopper, int8 weights whose 32-row tiles are one round on enough of the SMs (four "
-                              "fifths; half for the plain layout at M = 9–16: wonly_stream_plan.h): the weight by bulk copy "
-                              "into a ring of shared-memory stages that one producer warp keeps full for 16 "
-                              "consumer warps, which run the decode kernel's dequantization and MMAs. H100, W8 "
-                              "per channel, M = 1 / 8 / 16, µs against the rows below forced in the same call "
-                              "(bench/results/wonly-h100-stream-rule-sweep.json): (4096, 4096) 12.4 / 12.8 / "
-                              "13.1 against 13.4 / 13.4 / 14.4, (4224, 8192) 18.2 / 18.7 / 19.1 against 19.5 / "
-                              "19.6 / 20.7; more rounds within 0.96–1.09× of the rows below, so they take those",
+                              "fifths; half for the plain layout at M = 9–16: wonly_stream_plan.h): the weight "
+                              "by bulk copy into a ring of shared-memory stages that one producer warp keeps "
+                              "full for 16 consumer warps, which run the decode kernel's dequantization and "
+                              "MMAs. H100, W8 per channel, M = 1 / 8 / 16, µs against the rows below forced in "
+                              "the same call (bench/results/wonly-h100-stream-rule-sweep.json): (4096, 4096) "
+                              "12.4 / 12.8 / 13.1 against 13.4 / 13.4 / 14.4, (4224, 8192) 18.2 / 18.7 / 19.1 "
+                              "against 19.5 / 19.6 / 20.7; more rounds within 0.96–1.09× of the rows below, so "
+                              "they take those",
                               false, false, true},
   {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
