@@ -70,6 +70,21 @@ def test_fp16_params_give_the_bits_of_fp32_params(rng, group_size):
         qgemm.weight_only_mm(a, packed, scales16, offsets, group_size)
 
 
+def test_group_major_params_give_the_bits_of_row_major_ones(rng):
+    # Scales and offsets stored [groups, N] and passed transposed (strides (1, N)): the same values at
+    # other addresses, the same result bit for bit.
+    m, n, k, group_size = 3, 48, 256, 64
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    packed, scales, offsets = qgemm.quantize_weight_int4(rng.uniform(-0.3, 0.3, (n, k)).astype(np.float32),
+                                                         group_size)
+    row_major = qgemm.weight_only_mm(a, packed, scales, offsets, group_size)
+    scales_gm, offsets_gm = np.ascontiguousarray(scales.T).T, np.ascontiguousarray(offsets.T).T
+    assert scales_gm.strides == (4, 4 * n)
+    np.testing.assert_array_equal(qgemm.weight_only_mm(a, packed, scales_gm, offsets_gm, group_size), row_major)
+    with pytest.raises(ValueError, match="offsets: expected the scales. layout"):
+        qgemm.weight_only_mm(a, packed, scales_gm, offsets, group_size)
+
+
 def test_weight_only_errors(rng):
     a = rng.standard_normal((2, 32)).astype(np.float16)
     with pytest.raises(TypeError, match=r"^a: "):

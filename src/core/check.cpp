@@ -22,7 +22,7 @@ std::string shape_string(const TensorView& t) {
   return os.str();
 }
 
-static std::string strides_string(const TensorView& t) {
+std::string strides_string(const TensorView& t) {
   std::ostringstream os;
   os << "(";
   for (int d = 0; d < t.rank(); ++d) os << (d ? ", " : "") << t.stride(d);

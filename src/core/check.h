@@ -19,6 +19,7 @@ namespace qgemm::detail {
 // "M=512" style label for a dimension in messages.
 std::string dim_label(const char* symbol, int64_t value);
 std::string shape_string(const TensorView& t);
+std::string strides_string(const TensorView& t);  // "(4096, 1)"
 
 void check_not_null(const TensorView& t, const char* name);
 void check_dtype(const TensorView& t, const char* name, std::initializer_list<DType> allowed);

@@ -2,6 +2,7 @@
 // (core/check.h), build a WeightOnlyArgs and dispatch to the CPU twin or the
 // CUDA backend. Nothing is validated anywhere else.
 #include <string>
+#include <utility>
 
 #include "core/check.h"
 #include "qgemm/weight_only.h"
@@ -68,21 +69,32 @@ void check_prepacked_shape(const TensorView& w, int64_t n, int64_t k, bool int4)
   }
 }
 
-// Scales / offsets: fp32 or the activation dtype, [N, G] row-major, or
-// [N] / [N,1] when G == 1.
+// Whether a [N, G] parameter view is group-major: each group's N values
+// adjacent (stride(0) == 1, G > 1, N > 1), i.e. a [G, N] row-major tensor
+// viewed transposed. Otherwise it must be row-major.
+bool group_major(const TensorView& t) {
+  return t.rank() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) != 1;
+}
+
+// Scales / offsets: fp32 or the activation dtype, [N, G] row-major or
+// group-major (group_major above), or [N] / [N,1] when G == 1.
 void check_params(const TensorView& t, const char* name, int64_t n, int64_t groups, DType act,
                   Device device) {
   check_dtype(t, name, {DType::kFloat32, act});
   if (groups == 1 && t.rank() == 1) {
     detail::check_vector(t, name, "N", n, VectorOrientation::kColumn);
+  } else if (group_major(t)) {
+    detail::check_col_major(t, name, "N", n, "K/group_size", groups);  // group stride ≥ N
   } else {
     detail::check_row_major(t, name, "N", n, "K/group_size", groups);
   }
   check_common(t, name, device);
 }
 
-int64_t params_stride(const TensorView& t, int64_t groups) {
-  return (t.rank() == 2 && t.size(0) > 1) ? t.stride(0) : groups;
+// (row stride, group stride) of a parameter view check_params accepted.
+std::pair<int64_t, int64_t> params_strides(const TensorView& t, int64_t groups) {
+  if (group_major(t)) return {1, t.stride(1)};
+  return {(t.rank() == 2 && t.size(0) > 1) ? t.stride(0) : groups, 1};
 }
 
 detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, const TensorView& w,
@@ -160,11 +172,19 @@ detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, cons
   args.lda = m > 1 ? a.stride(0) : k;
   args.w = static_cast<const uint8_t*>(w.data());
   args.scales = scales.data();
-  args.ld_scales = params_stride(scales, groups);
+  const auto [ld_scales, group_stride] = params_strides(scales, groups);
+  args.ld_scales = ld_scales;
+  args.params_group_stride = group_stride;
   args.params16 = scales.dtype() != DType::kFloat32;
   if (offsets) {
     args.offsets = offsets->data();
-    args.ld_offsets = params_stride(*offsets, groups);
+    const auto [ld_offsets, offsets_group_stride] = params_strides(*offsets, groups);
+    if (offsets_group_stride != group_stride) {
+      fail(ErrorKind::kValue, "offsets: expected the scales' layout (group stride " + std::to_string(group_stride) +
+                                  ": " + (group_stride == 1 ? "row-major" : "group-major") + "), got strides " +
+                                  detail::strides_string(*offsets));
+    }
+    args.ld_offsets = ld_offsets;
   }
   args.bias = bias ? bias->data() : nullptr;
   args.out = out.data();

@@ -42,12 +42,16 @@ struct WeightOnlyArgs {
   const uint8_t* w = nullptr;  // addressed by w_addr
   WeightAddressing w_addr;
   bool prepacked = false;
-  // Scales and offsets: [N, K/group_size], row strides ld_scales / ld_offsets
-  // (elements); fp32, or (params16) 16-bit in the activation dtype T.
+  // Scales and offsets: [N, K/group_size], (row, group) at row·ld + group·
+  // params_group_stride (elements): row-major (group stride 1), or group-major
+  // (row stride 1, group stride ≥ N: each group's N values adjacent, which the
+  // decode kernels read in one L1 wavefront per 8 rows); offsets laid out as
+  // the scales. fp32, or (params16) 16-bit in the activation dtype T.
   const void* scales = nullptr;
   int64_t ld_scales = 0;
-  const void* offsets = nullptr;  // same shape and dtype, or null (offset 0)
+  const void* offsets = nullptr;  // same shape, dtype and group stride, or null (offset 0)
   int64_t ld_offsets = 0;
+  int64_t params_group_stride = 1;
   bool params16 = false;
   const void* bias = nullptr;  // [N] in dtype, or null
   void* out = nullptr;         // [M,N] row-major, row stride ldo (elements)

@@ -398,6 +398,89 @@ TEST(WeightOnlyCudaWgmma, StridedParamsMatchContiguous) {
   }
 }
 
+// Group-major scales and offsets ([K/group, N] viewed as [N, K/group] with
+// strides (1, ld), wonly_args.h) read the same values as row-major ones, so
+// every kernel's output must equal its row-major output bit for bit (which
+// the other tests check against the CPU): the decode kernel's 1, 2 and 4
+// token blocks, the Hopper int8 decode kernel, both tensor-core kernels at
+// every tile, stream-K (with a workspace) and the dense path; fp32 and
+// 16-bit parameters, a base one element past alignment, padded groups.
+TEST(WeightOnlyCudaParams, GroupMajorMatchesRowMajor) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  using detail::WonlyKernel;
+  struct Run {
+    WonlyKernel kernel;  // kGemv with tile 0: the dispatcher's choice
+    int tile;
+    int64_t m;
+    bool workspace;
+  };
+  struct Shape {
+    bool int4;
+    int64_t n, k;
+    int group;
+    bool prepacked, params16;
+    DType dtype;
+  };
+  const Shape shapes[] = {{true, 300, 1024, 128, false, false, DType::kBFloat16},
+                          {true, 200, 512, 32, true, true, DType::kFloat16},
+                          {false, 136, 1024, 64, false, false, DType::kBFloat16},
+                          {false, 264, 512, 128, true, true, DType::kBFloat16}};
+  int index = 0;
+  for (const Shape& sh : shapes) {
+    WonlyCase c;
+    c.n = sh.n, c.k = sh.k, c.int4 = sh.int4, c.group_size = sh.group, c.prepacked = sh.prepacked, c.dtype = sh.dtype;
+    auto rng = make_rng(static_cast<uint64_t>(4242 + index++));
+    WonlyWeights w(c.n, c.k, c.int4, c.group(), true, 0, rng);
+    if (sh.params16) w.use_16bit_params(c.dtype);
+    const DeviceWeights dev(w, c.prepacked);
+    const int64_t ld = c.n + 3, shift = 1;
+    const CudaBuffer scales_gm(w.group_major_bytes(w.scales_host(), ld, shift));
+    const CudaBuffer offsets_gm(w.group_major_bytes(w.offsets_host(), ld, shift));
+    const TensorView scales_row = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
+    const TensorView scales_col = w.group_major_view(scales_gm.get(), ld, shift, kGpu);
+    const TensorView offsets_col = w.group_major_view(offsets_gm.get(), ld, shift, kGpu);
+    CudaBuffer workspace(static_cast<size_t>(weight_only_dense_workspace_bytes(kGpu, c.n, c.k)));
+    const TensorView workspace_view(workspace.get(), DType::kUInt8, {static_cast<int64_t>(workspace.bytes())}, kGpu);
+
+    std::vector<Run> runs;
+    for (int64_t m : {1, 5, 12, 16, 24, 40, 64, 130, 300, 700}) runs.push_back({WonlyKernel::kGemv, 0, m, m > 100});
+    runs.push_back({WonlyKernel::kGemvChunks, 4, 30, false});
+    for (int tile : {64, 128}) runs.push_back({WonlyKernel::kMma, tile, 100, false});
+    if (detail::wonly_wgmma_available(0)) {
+      for (int tile : {64, 128, 256}) runs.push_back({WonlyKernel::kWgmma, tile, 150, false});
+      runs.push_back({WonlyKernel::kWgmma, 64, 48, true});  // stream-K where its rules take it
+    }
+    if (!c.int4 && detail::wonly_stream_available(0)) {
+      for (int64_t m : {3, 16}) runs.push_back({WonlyKernel::kStream, 0, m, false});
+    }
+    if (detail::wonly_dense_available(0)) runs.push_back({WonlyKernel::kDense, 0, 200, true});
+    if (detail::wonly_dense_mma_available(0)) runs.push_back({WonlyKernel::kDenseMma, 0, 200, true});
+
+    for (const Run& run : runs) {
+      c.m = run.m;
+      WonlyActs x(c, rng);
+      CudaBuffer a(x.a), bias(x.bias), want_dev(x.out.size() * 2), got_dev(x.out.size() * 2);
+      std::optional<detail::WonlyKernelOverride> force;
+      if (run.kernel != WonlyKernel::kGemv) force.emplace(run.kernel, run.tile);
+      const TensorView* ws = run.workspace ? &workspace_view : nullptr;
+      std::vector<uint16_t> want, got;
+      want_dev.poison();
+      weight_only_mm_with(x.out_view(want_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                          scales_row, w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group,
+                          x.bias_view(bias.get(), 0, c.n, kGpu), ws);
+      got_dev.poison();
+      weight_only_mm_with(x.out_view(got_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                          scales_col, offsets_col, w.group, x.bias_view(bias.get(), 0, c.n, kGpu), ws);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      want_dev.download(want);
+      got_dev.download(got);
+      ASSERT_EQ(got, want) << c.name() << (sh.params16 ? " 16-bit params" : "") << " kernel "
+                           << static_cast<int>(run.kernel) << " tile " << run.tile
+                           << (run.workspace ? " workspace" : "");
+    }
+  }
+}
+
 // Asking for a kernel where it cannot run, or a tile it does not have, is an
 // error, not a wrong result: the wgmma kernel off sm_90 (on an H100 it runs
 // int8 weights: checked against the CPU), tiles that no kernel has.

@@ -193,6 +193,37 @@ TEST(WeightOnlyValidation, ParamShapes) {
   expect_rejected(b, ErrorKind::kValue, {"bias", "N=20", "[19]"});
 }
 
+// Group-major parameters: a [K/group, N] tensor viewed as [N, K/group]
+// (strides (1, ld ≥ N)); the offsets laid out as the scales.
+TEST(WeightOnlyValidation, GroupMajorParams) {
+  Args ok;
+  ok.scales = TensorView::strided(ok.params.data(), DType::kFloat32, {N, K / G}, {1, N});
+  ok.offsets = TensorView::strided(ok.params.data(), DType::kFloat32, {N, K / G}, {1, N});
+  ok.run();
+  EXPECT_FALSE(ok.out_untouched());
+  Args padded;  // padded groups: ld > N
+  padded.scales = TensorView::strided(padded.params.data(), DType::kFloat32, {N, K / G}, {1, N + 4});
+  padded.offsets = TensorView::strided(padded.params.data() + 1, DType::kFloat32, {N, K / G}, {1, N + 4});
+  padded.run();
+  EXPECT_FALSE(padded.out_untouched());
+  Args other_ld;  // offsets group-major too, but with another group stride
+  other_ld.scales = TensorView::strided(other_ld.params.data(), DType::kFloat32, {N, K / G}, {1, N});
+  other_ld.offsets = TensorView::strided(other_ld.params.data(), DType::kFloat32, {N, K / G}, {1, N + 4});
+  expect_rejected(other_ld, ErrorKind::kValue, {"offsets", "the scales' layout (group stride 20", "(1, 24)"});
+  Args short_stride;  // groups would overlap
+  short_stride.scales = TensorView::strided(short_stride.params.data(), DType::kFloat32, {N, K / G}, {1, N - 1});
+  expect_rejected(short_stride, ErrorKind::kValue, {"scales", "stride(1) >= N=20", "(1, 19)"});
+  Args mixed;  // group-major scales, row-major offsets
+  mixed.scales = TensorView::strided(mixed.params.data(), DType::kFloat32, {N, K / G}, {1, N});
+  expect_rejected(mixed, ErrorKind::kValue, {"offsets", "the scales' layout", "group-major", "(4, 1)"});
+  Args mixed2;  // the other way round
+  mixed2.offsets = TensorView::strided(mixed2.params.data(), DType::kFloat32, {N, K / G}, {1, N});
+  expect_rejected(mixed2, ErrorKind::kValue, {"offsets", "the scales' layout", "row-major", "(1, 20)"});
+  Args neither;  // no unit stride at all
+  neither.scales = TensorView::strided(neither.params.data(), DType::kFloat32, {N, K / G}, {8, 2});
+  expect_rejected(neither, ErrorKind::kValue, {"scales", "stride(1) == 1", "(8, 2)"});
+}
+
 TEST(WeightOnlyValidation, ActivationAndOutputShapes) {
   Args a;
   a.a = TensorView(a.a_data.data(), DType::kBFloat16, {M + 1, K});

@@ -117,6 +117,25 @@ struct WonlyWeights {
     if (offsets.empty()) return std::nullopt;
     return scales_view(base, row0, rows, d);
   }
+  // Parameters (`row_major`: scales_host() or offsets_host()) in group-major
+  // order: `shift` filler elements, then group g's N values at shift + g·ld
+  // (ld ≥ N; the filler and the padding hold 0xff bytes, NaN if ever read).
+  std::vector<uint8_t> group_major_bytes(const void* row_major, int64_t ld, int64_t shift) const {
+    const int64_t bytes = param_bytes();
+    std::vector<uint8_t> out(static_cast<size_t>((shift + groups() * ld) * bytes), 0xff);
+    const auto* src = static_cast<const uint8_t*>(row_major);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t g = 0; g < groups(); ++g) {
+        std::copy_n(src + (r * groups() + g) * bytes, bytes, &out[static_cast<size_t>((shift + g * ld + r) * bytes)]);
+      }
+    }
+    return out;
+  }
+  // The [N, K/group] view of group_major_bytes' layout: strides (1, ld).
+  TensorView group_major_view(const void* base, int64_t ld, int64_t shift, Device d = Device::cpu()) const {
+    return TensorView::strided(static_cast<const uint8_t*>(base) + shift * param_bytes(), param_dtype,
+                               {n, groups()}, {1, ld}, d);
+  }
 };
 
 // The activation side and the output of one call.

@@ -1,6 +1,7 @@
 // `qgemm bench wonly` (GPU): weight_only_mm (W4A16 group 128 plain and
-// prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"),
-// W8A16 per channel plain and prepacked, bf16) against cuBLAS bf16 GEMM on the same
+// prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"), and
+// with group-major fp32 ones ("-group-major"), W8A16 per channel plain and
+// prepacked, bf16) against cuBLAS bf16 GEMM on the same
 // shapes, and the device copy bandwidth, all in one run. Weights (and their
 // scales) are rotated across copies so the working set exceeds L2; the
 // activations (a few MB at decode sizes) are not.
@@ -69,6 +70,7 @@ struct Variant {
   bool offsets;
   bool prepacked;
   bool params16 = false;  // scales and offsets in bf16 (the activation dtype) instead of fp32
+  bool group_major = false;  // scales and offsets group-major: [K/group, N] viewed as [N, K/group]
   DType param_dtype() const { return params16 ? DType::kBFloat16 : DType::kFloat32; }
   size_t param_bytes() const { return params16 ? 2 : 4; }
 };
@@ -101,6 +103,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       {"qgemm-w8a16-channel-prepacked", false, 0, false, true},
       {"qgemm-w4a16-g128-bf16-params", true, 128, true, false, true},
       {"qgemm-w4a16-g128-prepacked-bf16-params", true, 128, true, true, true},
+      {"qgemm-w4a16-g128-group-major", true, 128, true, false, false, true},
+      {"qgemm-w4a16-g128-prepacked-group-major", true, 128, true, true, false, true},
   };
   // The dense path's workspace (weight_only_dense_workspace_bytes: the
   // dequantized weight), grown to the largest shape timed.
@@ -223,9 +227,14 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
                                      : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
           const int64_t groups = k / group;
           const size_t p_offset = set * ws.param_count * var.param_bytes();
-          const TensorView s_v(ws.scales.as<uint8_t>() + p_offset, var.param_dtype(), {n, groups}, gpu);
+          const auto params_view = [&](const cuda::DeviceBuffer& b) {
+            const uint8_t* base = b.as<uint8_t>() + p_offset;
+            return var.group_major ? TensorView::strided(base, var.param_dtype(), {n, groups}, {1, n}, gpu)
+                                   : TensorView(base, var.param_dtype(), {n, groups}, gpu);
+          };
+          const TensorView s_v = params_view(ws.scales);
           std::optional<TensorView> o_v;
-          if (var.offsets) o_v = TensorView(ws.offsets.as<uint8_t>() + p_offset, var.param_dtype(), {n, groups}, gpu);
+          if (var.offsets) o_v = params_view(ws.offsets);
           if (with_workspace) {
             weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, dense ? dense_v : workspace_v, stream);
           } else {

@@ -29,9 +29,11 @@ void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
     const uint8_t* chunk = args.w + args.w_addr.chunk_offset(row, c);
     const int64_t group = c * elems / args.group_size;
     // s_T, o_T: the parameters rounded to the activation dtype once per chunk.
-    const float scale = wonly::round_to_act(args.param(args.scales, row * args.ld_scales + group), is_bf16);
+    const int64_t at_group = group * args.params_group_stride;
+    const float scale = wonly::round_to_act(args.param(args.scales, row * args.ld_scales + at_group), is_bf16);
     const float offset =
-        args.offsets ? wonly::round_to_act(args.param(args.offsets, row * args.ld_offsets + group), is_bf16) : 0.0f;
+        args.offsets ? wonly::round_to_act(args.param(args.offsets, row * args.ld_offsets + at_group), is_bf16)
+                     : 0.0f;
     for (int64_t j = 0; j < elems; ++j) {
       const int q = args.int4 ? wonly::int4_at(chunk, j) : static_cast<int8_t>(chunk[j]);
       dst[c * elems + j] = wonly::dequant_exact(q, scale, offset, is_bf16);

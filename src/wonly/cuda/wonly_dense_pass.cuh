@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(kDequantThreads) dequantize_weight_kernel(cons
       raw[u] = kInt4 ? make_uint2(__ldg(reinterpret_cast<const uint32_t*>(p)), 0u)
                      : __ldg(reinterpret_cast<const uint2*>(p));
       const int g = v * 8 / group;
-      s[u] = load_param<kBf16>(scales + g);
-      o[u] = args.offsets == nullptr ? 0.0f : load_param<kBf16>(offsets + g);
+      s[u] = load_param<kBf16>(scales + g * args.params_group_stride);
+      o[u] = args.offsets == nullptr ? 0.0f : load_param<kBf16>(offsets + g * args.params_group_stride);
     }
 #pragma unroll
     for (int u = 0; u < kDequantUnroll; ++u) {

@@ -115,6 +115,11 @@ void check_tensor_core_limits(const WeightOnlyArgs& args) {
     throw Error(ErrorKind::kValue, "weight_only_mm: K=" + std::to_string(args.k) +
                                        " exceeds the tensor-core kernel's 32-bit k index (2^30)");
   }
+  if (args.params_group_stride > INT32_MAX) {
+    throw Error(ErrorKind::kValue, "weight_only_mm: the scales' group stride " +
+                                       std::to_string(args.params_group_stride) +
+                                       " exceeds the tensor-core kernel's 32-bit parameter index");
+  }
   if (args.n > 65535 * kRowsPerTile) {
     throw Error(ErrorKind::kValue, "weight_only_mm: N=" + std::to_string(args.n) +
                                        " exceeds the grid of the tensor-core kernel");

@@ -89,8 +89,9 @@ __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(con
       const int64_t row = min(row_base + r * 16 + h * 8 + g, args.n - 1);
       c.w[r][h] = args.w + args.w_addr.chunk_offset(row, chunk);
       using Param = typename Cursor<kParams16, kTokenBlocks, kTiles>::Param;
-      c.s[r][h] = static_cast<const Param*>(args.scales) + row * args.ld_scales + group;
-      c.o[r][h] = args.offsets ? static_cast<const Param*>(args.offsets) + row * args.ld_offsets + group : c.s[r][h];
+      const int64_t at_group = group * args.params_group_stride;
+      c.s[r][h] = static_cast<const Param*>(args.scales) + row * args.ld_scales + at_group;
+      c.o[r][h] = args.offsets ? static_cast<const Param*>(args.offsets) + row * args.ld_offsets + at_group : c.s[r][h];
     }
   }
 #pragma unroll
@@ -102,10 +103,10 @@ __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(con
 }
 
 // Loads the cursor's K tile into f and steps the cursor by kWarps K tiles
-// (w_step bytes, p_step parameters). kChecked: the partial last K tile,
+// (w_step bytes, p_step parameters: the groups stepped × the group stride). kChecked: the partial last K tile,
 // whose chunks past K (valid = false) load zeros.
 template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int p_step,
+__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int64_t p_step,
                                           int a_step, bool has_offsets, bool valid,
                                           TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
   constexpr int kElems = kInt4 ? 32 : 16;
@@ -193,7 +194,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   const bool has_offsets = args.offsets != nullptr;
   const int64_t w_step = num_warps * args.w_addr.tile_stride;
   const int shift = chunk_group_shift<kInt4>(args);
-  const int p_step = shift > 5 ? 0 : (4 * num_warps) >> shift;  // num_warps·4 chunks, in groups
+  // num_warps·4 chunks, in groups, times the group stride (wonly_args.h: 1 row-major, ≥ N group-major).
+  const int64_t p_step = shift > 5 ? 0 : static_cast<int64_t>((4 * num_warps) >> shift) * args.params_group_stride;
   const int a_step = num_warps * 4 * kElems;
   auto cursor = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
   TileFragments<kInt4, kTokenBlocks, kTiles> f[kDepth];

@@ -46,9 +46,9 @@ __device__ __forceinline__ void cp_async_8(uint32_t dst, const void* src, bool f
 // kParams16: 16-bit parameters (WeightOnlyArgs::params16), a separate build of
 // each kernel so that the fp32 one keeps its code. How a thread copies its
 // row's two parameters of a block (`pair`, the same for the whole CTA):
-//   fp32, even group count, 8-byte aligned rows: one 8-byte cp.async;
-//   fp32 otherwise: two 4-byte cp.async;
-//   16-bit, even group count, 4-byte aligned rows: one 4-byte cp.async;
+//   fp32, row-major, even group count, 8-byte aligned rows: one 8-byte cp.async;
+//   fp32 otherwise (also group-major parameters, wonly_args.h): two 4-byte cp.async;
+//   16-bit, row-major, even group count, 4-byte aligned rows: one 4-byte cp.async;
 //   16-bit otherwise (per channel, odd group counts, odd strides): two 2-byte
 //   loads and a shared store, synchronous — once per output tile per
 //   channel, once per block of two groups else (cp.async copies 4 bytes at
@@ -62,6 +62,7 @@ struct ParamBlocks {
   uint32_t dst;        // its 8 bytes in buffer 0
   int group_shift;     // group of element k: k >> shift (per channel: 31, group 0)
   int groups;          // per row
+  int group_stride;    // elements from one group of a row to the next (< 2^31: check_tensor_core_limits)
   int first_block;     // the block of the loop's first k tile
   bool pair;           // one copy of both parameters (above)
 
@@ -75,8 +76,10 @@ struct ParamBlocks {
     dst = buffers + static_cast<uint32_t>(i % kTileRows) * 16 + (scales ? 0 : 8);
     group_shift = element_group_shift(args);
     groups = static_cast<int>((args.k + args.group_size - 1) / args.group_size);
+    group_stride = static_cast<int>(args.params_group_stride);
     first_block = block(first_tile);
-    pair = groups % 2 == 0 && (src == nullptr || (reinterpret_cast<uintptr_t>(src) & (2 * sizeof(Param) - 1)) == 0);
+    pair = group_stride == 1 && groups % 2 == 0 &&
+           (src == nullptr || (reinterpret_cast<uintptr_t>(src) & (2 * sizeof(Param) - 1)) == 0);
     pair = __syncthreads_and(pair);
   }
 
@@ -101,13 +104,17 @@ struct ParamBlocks {
       } else {
         cp_async_8(to, fill ? src + q : any, fill);
       }
-    } else if constexpr (kParams16) {
-      const uint32_t lo = fill && q < groups ? __ldg(src + q) : 0u;
-      const uint32_t hi = fill && q + 1 < groups ? __ldg(src + q + 1) : 0u;
-      asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(to), "r"(lo | hi << 16) : "memory");
     } else {
-      cp_async_4(to, fill && q < groups ? src + q : any, fill && q < groups);
-      cp_async_4(to + 4, fill && q + 1 < groups ? src + q + 1 : any, fill && q + 1 < groups);
+      const Param* first = fill ? src + static_cast<int64_t>(q) * group_stride : any;
+      const Param* second = fill ? first + group_stride : any;
+      if constexpr (kParams16) {
+        const uint32_t lo = fill && q < groups ? __ldg(first) : 0u;
+        const uint32_t hi = fill && q + 1 < groups ? __ldg(second) : 0u;
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(to), "r"(lo | hi << 16) : "memory");
+      } else {
+        cp_async_4(to, fill && q < groups ? first : any, fill && q < groups);
+        cp_async_4(to + 4, fill && q + 1 < groups ? second : any, fill && q + 1 < groups);
+      }
     }
   }
 

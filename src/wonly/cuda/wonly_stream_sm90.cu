@@ -193,6 +193,7 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
   }
   const int shift = chunk_group_shift<false>(args);
   const bool has_offsets = args.offsets != nullptr;
+  const int64_t group_stride = args.params_group_stride;  // wonly_args.h
 
   uint32_t it = 0;
   bool backward = false;
@@ -206,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
       // are zeros on every side.
       const int chunk = (s * kKTiles + warp) * 4 + t;
       const bool valid = chunk < chunks;
-      const int group = chunk >> shift;
+      const int64_t at_group = static_cast<int64_t>(chunk >> shift) * group_stride;
       uint32_t act[kTokenBlocks][kElems / 2];
 #pragma unroll
       for (int b = 0; b < kTokenBlocks; ++b) {
@@ -222,8 +223,8 @@ __global__ void __launch_bounds__(kThreads, 1) wonly_stream_kernel(const WeightO
       for (int r = 0; r < kTiles; ++r)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          scale[r][h] = valid ? load_param<kBf16>(params.s[r][h] + group) : 0.0f;
-          offs[r][h] = valid && has_offsets ? load_param<kBf16>(params.o[r][h] + group) : 0.0f;
+          scale[r][h] = valid ? load_param<kBf16>(params.s[r][h] + at_group) : 0.0f;
+          offs[r][h] = valid && has_offsets ? load_param<kBf16>(params.o[r][h] + at_group) : 0.0f;
         }
 
       const uint32_t slot = it % kStages;
