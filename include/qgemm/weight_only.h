@@ -35,9 +35,9 @@
 // (dividing K) or K; scales / offsets fp32 or T [N, K/group_size] row-major
 // ([N] or [N,1] also accepted per channel), or group-major: a [K/group_size,
 // N] row-major tensor viewed transposed (strides (1, ld), ld >= N), which the
-// decode kernels read faster (4-15 % at M <= 8 with group 128 on the H200:
-// docs/weight_only.md, "Group-major scales and offsets"); offsets in the
-// dtype and the layout of scales; bias [N] of dtype T.
+// decode kernels read faster (up to 9 % at M <= 16 with group 128 on the
+// H100: docs/weight_only.md, "Group-major scales and offsets"); offsets in
+// the dtype, the layout and the group stride of scales; bias [N] of dtype T.
 // All tensors on one device; CUDA work is enqueued on `stream` and the call
 // returns without synchronizing.
 #pragma once

@@ -8,8 +8,11 @@ the fly with one 16-bit fused multiply-add in a's dtype T,
 w: int8 [N,K], packed int4 uint8 [N,K/2] (qgemm.quantize_weight_int4), or the
 prepacked layout of weight_only_prepack. scales / offsets: fp32 or a's dtype
 (half the parameter bytes; the same result for the same values)
-[N, K/group_size] (group_size None: K, per channel); offsets in the dtype of
-scales. PyTorch tensors go through torch.ops.qgemm.* (qgemm/_torch_ops.py).
+[N, K/group_size] (group_size None: K, per channel), row-major or group-major
+(a [K/group_size, N] array passed transposed, e.g. s.T.copy().T in NumPy or
+s.t().contiguous().t() in PyTorch: faster decode kernels); offsets in the
+dtype and layout of scales. PyTorch tensors go through torch.ops.qgemm.*
+(qgemm/_torch_ops.py).
 """
 
 from __future__ import annotations

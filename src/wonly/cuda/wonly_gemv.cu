@@ -103,8 +103,9 @@ __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(con
 }
 
 // Loads the cursor's K tile into f and steps the cursor by kWarps K tiles
-// (w_step bytes, p_step parameters: the groups stepped × the group stride). kChecked: the partial last K tile,
-// whose chunks past K (valid = false) load zeros.
+// (w_step bytes; p_step parameters: the groups stepped × the group stride).
+// kChecked: the partial last K tile, whose chunks past K (valid = false)
+// load zeros.
 template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
 __device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int64_t p_step,
                                           int a_step, bool has_offsets, bool valid,
