@@ -685,13 +685,17 @@ TEST(WeightOnlyCudaValidation, SixteenByteAlignment) {
 // A call of M × N × K (int4, group 128) is refused with `expected` before
 // anything is launched: the views span small buffers (validation reads only
 // shapes and strides, nothing runs) and the poisoned output stays untouched.
-void expect_refused_before_launch(int64_t m, int64_t n, int64_t k, const std::vector<std::string>& expected) {
+// scales_group_stride > 0: group-major scales with that group stride.
+void expect_refused_before_launch(int64_t m, int64_t n, int64_t k, const std::vector<std::string>& expected,
+                                  int64_t scales_group_stride = 0) {
   CudaBuffer a(4096), w(4096), s(4096), out(4096);
   out.poison();
   const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, kGpu);
   const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, kGpu);
   const TensorView w_v(w.get(), DType::kUInt8, {n, k / 2}, kGpu);
-  const TensorView s_v(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
+  const TensorView s_v = scales_group_stride > 0
+                             ? TensorView::strided(s.get(), DType::kFloat32, {n, k / 128}, {1, scales_group_stride}, kGpu)
+                             : TensorView(s.get(), DType::kFloat32, {n, k / 128}, kGpu);
   expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
                expected);
   std::vector<uint16_t> after;
@@ -704,6 +708,15 @@ void expect_refused_before_launch(int64_t m, int64_t n, int64_t k, const std::ve
 TEST(WeightOnlyCudaValidation, TensorCoreKernelKLimit) {
   QGEMM_SKIP_WITHOUT_GPU();
   expect_refused_before_launch(64, 32, (int64_t{1} << 30) + 128, {"K=1073741952", "32-bit k index"});
+}
+
+// The tensor-core kernels' parameter blocks index a group in 32 bits: a
+// group-major group stride above 2^31 − 1 is refused before anything is
+// launched (nothing reads the 8 GB such a view spans).
+TEST(WeightOnlyCudaValidation, TensorCoreKernelParamGroupStrideLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  expect_refused_before_launch(64, 32, 256, {"group stride 2147483648", "32-bit parameter index"},
+                               int64_t{1} << 31);
 }
 
 // The wgmma kernel's TMA token coordinate is 32-bit: M above 2^31 − 1 is
