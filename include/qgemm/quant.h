@@ -76,7 +76,10 @@ void quantize_weight(const TensorView& out, const TensorView& scale, const Tenso
 // (over the group with 0 included), q = clamp(rne((w − offset) / scale), 0, 15),
 // so that w ≈ q·scale + offset. q is written packed: out [N, K/2] uint8,
 // element k in the low nibble of byte k/2 when k is even, the high nibble
-// when odd. scale and offset are fp32 [N, K/group_size]. CPU only (offline).
+// when odd. scale and offset are fp32 [N, K/group_size], each row-major or
+// group-major (a [K/group_size, N] row-major tensor viewed transposed,
+// strides (1, ld >= N): the layout weight_only_mm reads fastest). CPU only
+// (offline).
 void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
                           const TensorView& offset, const TensorView& w, int group_size);
 

@@ -85,17 +85,27 @@ def dequantize(input: Any, scale: Any, azp: Any = None, *, mode: str = "per_toke
     return out
 
 
-def quantize_weight_int4(w: Any, group_size: int) -> Tuple[Any, Any, Any]:
+def quantize_weight_int4(w: Any, group_size: int, *, group_major: bool = False) -> Tuple[Any, Any, Any]:
     """4-bit asymmetric weight quantization of w [N,K] (CPU, offline):
     returns (packed [N,K/2] uint8, scale [N,K/group_size] fp32, offset) with
-    w ≈ q·scale + offset."""
-    if _torch_ops.use_torch_op(w, None):
-        return tuple(_torch_ops.ops(w).quantize_weight_int4(w, group_size))
+    w ≈ q·scale + offset. group_major=True returns scale and offset as
+    [N,K/group_size] views of [K/group_size,N] arrays (strides (1, N)), the
+    layout weight_only_mm reads fastest (docs/weight_only.md)."""
     rows, cols = int(w.shape[0]), int(w.shape[-1])
     groups = cols // group_size if group_size > 0 else 0
+    transposed = group_major and rows > 1 and groups > 1  # one row or group: both layouts are the same
+    if _torch_ops.use_torch_op(w, None):
+        packed, scale, offset = _torch_ops.ops(w).quantize_weight_int4(w, group_size)
+        if transposed:
+            scale, offset = scale.t().contiguous().t(), offset.t().contiguous().t()
+        return packed, scale, offset
     packed = _arrays.empty(w, (rows, cols // 2), "uint8")
-    scale = _arrays.empty(w, (rows, groups), "fp32")
-    offset = _arrays.empty(w, (rows, groups), "fp32")
+    if transposed:
+        scale = _arrays.empty(w, (groups, rows), "fp32").T
+        offset = _arrays.empty(w, (groups, rows), "fp32").T
+    else:
+        scale = _arrays.empty(w, (rows, groups), "fp32")
+        offset = _arrays.empty(w, (rows, groups), "fp32")
     _qgemm.quantize_weight_int4(out_packed=_arrays.to_arg(packed), scale=_arrays.to_arg(scale),
                                 offset=_arrays.to_arg(offset), w=_arrays.to_arg(w), group_size=group_size)
     return packed, scale, offset

@@ -121,6 +121,18 @@ def test_quantize_into_given_outputs(rng):
 
 
 @pytest.mark.parametrize("group_size", [32, 128])
+def test_int4_weight_group_major_params(rng, group_size):
+    w = rng.uniform(-0.3, 0.3, (8, 256)).astype(np.float32)
+    packed, scale, offset = qgemm.quantize_weight_int4(w, group_size)
+    packed_gm, scale_gm, offset_gm = qgemm.quantize_weight_int4(w, group_size, group_major=True)
+    assert scale_gm.shape == scale.shape and scale_gm.strides == (4, 4 * 8)  # [G, N] viewed as [N, G]
+    assert offset_gm.strides == scale_gm.strides
+    np.testing.assert_array_equal(packed_gm, packed)
+    np.testing.assert_array_equal(scale_gm, scale)
+    np.testing.assert_array_equal(offset_gm, offset)
+
+
+@pytest.mark.parametrize("group_size", [32, 128])
 def test_int4_weight_helpers(rng, group_size):
     w = rng.uniform(-0.3, 0.3, (8, 256)).astype(np.float32)
     packed, scale, offset = qgemm.quantize_weight_int4(w, group_size)

@@ -207,6 +207,10 @@ def test_int4_weight_helpers_on_cpu_tensors():
     assert torch.equal(packed[:, 0], values[:, 0] | (values[:, 1] << 4))
     back = values.float() * scale.repeat_interleave(32, 1) + offset.repeat_interleave(32, 1)
     assert ((back - w).abs() <= scale.repeat_interleave(32, 1) * (0.5 + 2**-16)).all()
+    # group_major=True: the same values as [4, 16] tensors viewed transposed (weight_only_mm's fast layout).
+    packed_gm, scale_gm, offset_gm = qgemm.quantize_weight_int4(w, 32, group_major=True)
+    assert scale_gm.stride() == (1, 16) and offset_gm.stride() == (1, 16)
+    assert torch.equal(packed_gm, packed) and torch.equal(scale_gm, scale) and torch.equal(offset_gm, offset)
 
 
 def test_errors_are_value_and_type_errors():

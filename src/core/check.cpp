@@ -127,6 +127,10 @@ void check_col_major(const TensorView& t, const char* name, const char* rows_sym
   }
 }
 
+bool stores_columns_contiguously(const TensorView& t) {
+  return t.rank() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) != 1;
+}
+
 // The stride of the one dimension that may have more than one element, or 1.
 static int64_t vector_stride(const TensorView& t) {
   for (int d = 0; d < t.rank(); ++d) {

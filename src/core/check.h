@@ -38,6 +38,12 @@ void check_row_major(const TensorView& t, const char* name, const char* rows_sym
 void check_col_major(const TensorView& t, const char* name, const char* rows_symbol,
                      int64_t rows, const char* cols_symbol, int64_t cols);
 
+// Whether a 2-D view with more than one row and column stores its columns
+// contiguously (stride(0) == 1, stride(1) != 1): a row-major [cols, rows]
+// tensor viewed transposed. Validators use it to tell that layout from a
+// row-major one before checking either (check_col_major / check_row_major).
+bool stores_columns_contiguously(const TensorView& t);
+
 // Which 2-D shape a broadcast vector of length n may take besides [n]:
 // a column [n,1] (per-row quantities) or a row [1,n] (per-column ones).
 enum class VectorOrientation { kColumn, kRow };

@@ -72,9 +72,7 @@ void check_prepacked_shape(const TensorView& w, int64_t n, int64_t k, bool int4)
 // Whether a [N, G] parameter view is group-major: each group's N values
 // adjacent (stride(0) == 1, G > 1, N > 1), i.e. a [G, N] row-major tensor
 // viewed transposed. Otherwise it must be row-major.
-bool group_major(const TensorView& t) {
-  return t.rank() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) != 1;
-}
+bool group_major(const TensorView& t) { return detail::stores_columns_contiguously(t); }
 
 // Scales / offsets: fp32 or the activation dtype, [N, G] row-major or
 // group-major (group_major above), or [N] / [N,1] when G == 1.

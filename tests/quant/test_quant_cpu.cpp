@@ -353,5 +353,42 @@ TEST(QuantCpu, Int4WeightsRoundTripWithinHalfAStep) {
   }
 }
 
+// Group-major scale / offset outputs ([G, N] row-major viewed as [N, G],
+// padded leading dimension) hold the same bits as row-major ones; the two
+// outputs may differ in layout.
+TEST(QuantCpu, Int4WeightsGroupMajorParamsSameBits) {
+  const int64_t n = 7, k = 512, ld = n + 3;
+  auto rng = make_rng();
+  auto w = random_float(rng, n * k, -0.4f, 0.3f);
+  const TensorView w_v(w.data(), DType::kFloat32, {n, k});
+  for (int group : {32, 128, 256}) {
+    const int64_t groups = k / group;
+    std::vector<uint8_t> packed(n * k / 2), packed_gm(n * k / 2, 0xee);
+    std::vector<float> scale(n * groups), offset(n * groups);
+    quantize_weight_int4(TensorView(packed.data(), DType::kUInt8, {n, k / 2}),
+                         TensorView(scale.data(), DType::kFloat32, {n, groups}),
+                         TensorView(offset.data(), DType::kFloat32, {n, groups}), w_v, group);
+    for (bool offset_group_major : {true, false}) {
+      std::vector<float> scale_gm(groups * ld, -7.0f), offset_gm(groups * ld, -7.0f);
+      const TensorView scale_v = TensorView::strided(scale_gm.data(), DType::kFloat32, {n, groups}, {1, ld});
+      const TensorView offset_v = offset_group_major
+                                      ? TensorView::strided(offset_gm.data(), DType::kFloat32, {n, groups}, {1, ld})
+                                      : TensorView(offset_gm.data(), DType::kFloat32, {n, groups});
+      quantize_weight_int4(TensorView(packed_gm.data(), DType::kUInt8, {n, k / 2}), scale_v, offset_v, w_v, group);
+      EXPECT_EQ(packed_gm, packed) << "group " << group;
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t g = 0; g < groups; ++g) {
+          ASSERT_EQ(numeric::float_bits(scale_gm[g * ld + r]), numeric::float_bits(scale[r * groups + g])) << r << ", " << g;
+          const float off = offset_group_major ? offset_gm[g * ld + r] : offset_gm[r * groups + g];
+          ASSERT_EQ(numeric::float_bits(off), numeric::float_bits(offset[r * groups + g])) << r << ", " << g;
+        }
+        for (int64_t pad = n; pad < ld; ++pad) {
+          for (int64_t g = 0; g < groups; ++g) ASSERT_EQ(scale_gm[g * ld + pad], -7.0f) << "padding written";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qgemm::test

@@ -188,6 +188,19 @@ TEST(QuantValidation, Int4Helpers) {
                          TensorView(s.data(), DType::kFloat32, {2, 2}), TensorView(off.data(), DType::kFloat32, {2, 2}),
                          TensorView(w.data(), DType::kFloat32, {2, 64}), 32);
   }, ErrorKind::kValue, {"out_packed", "CPU"});
+  // Group-major parameters ([G, N] viewed transposed) need a group stride >= N.
+  std::vector<uint8_t> packed4(4 * 16);
+  std::vector<float> w4(4 * 32), s_gm(2 * 4), off_gm(2 * 4);
+  expect_error([&] {
+    quantize_weight_int4(TensorView(packed4.data(), DType::kUInt8, {4, 16}),
+                         TensorView::strided(s_gm.data(), DType::kFloat32, {4, 2}, {1, 3}),
+                         TensorView(off_gm.data(), DType::kFloat32, {4, 2}), TensorView(w4.data(), DType::kFloat32, {4, 32}), 16);
+  }, ErrorKind::kValue, {"scale", "stride(1) >= N=4", "(1, 3)"});
+  expect_error([&] {
+    quantize_weight_int4(TensorView(packed4.data(), DType::kUInt8, {4, 16}), TensorView(s_gm.data(), DType::kFloat32, {4, 2}),
+                         TensorView::strided(off_gm.data(), DType::kFloat32, {4, 2}, {1, 4}, Device::cuda(0)),
+                         TensorView(w4.data(), DType::kFloat32, {4, 32}), 16);
+  }, ErrorKind::kValue, {"offset", "CPU"});
 }
 
 }  // namespace
