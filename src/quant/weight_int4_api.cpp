@@ -41,15 +41,17 @@ struct ParamSteps {
 // tensor viewed transposed (strides (1, ld ≥ N)), the layout weight_only_mm
 // reads fastest (docs/weight_only.md, "Group-major scales and offsets").
 ParamSteps check_param_output(const TensorView& t, const char* name, int64_t n, int64_t groups) {
-  if (!detail::stores_columns_contiguously(t)) {
-    check_cpu_matrix(t, name, "N", n, "K/group_size", groups);
-    return {n > 1 ? t.stride(0) : groups, 1};
-  }
   check_cpu(t, name);
-  detail::check_col_major(t, name, "N", n, "K/group_size", groups);
+  const bool group_major = detail::stores_columns_contiguously(t);
+  if (group_major) {
+    detail::check_col_major(t, name, "N", n, "K/group_size", groups);
+  } else {
+    detail::check_row_major(t, name, "N", n, "K/group_size", groups);
+  }
   detail::check_not_null(t, name);
   detail::check_element_aligned(t, name);
-  return {1, t.stride(1)};
+  if (group_major) return {1, t.stride(1)};
+  return {n > 1 ? t.stride(0) : groups, 1};
 }
 
 void check_even_k(int64_t k, const char* name) {
