@@ -127,8 +127,18 @@ void check_col_major(const TensorView& t, const char* name, const char* rows_sym
   }
 }
 
-bool stores_columns_contiguously(const TensorView& t) {
+static bool stores_columns_contiguously(const TensorView& t) {
   return t.rank() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) != 1;
+}
+
+MatrixSteps check_row_or_col_major(const TensorView& t, const char* name, const char* rows_symbol,
+                                   int64_t rows, const char* cols_symbol, int64_t cols) {
+  if (stores_columns_contiguously(t)) {
+    check_col_major(t, name, rows_symbol, rows, cols_symbol, cols);
+    return {1, t.stride(1)};
+  }
+  check_row_major(t, name, rows_symbol, rows, cols_symbol, cols);
+  return {rows > 1 ? t.stride(0) : cols, 1};
 }
 
 // The stride of the one dimension that may have more than one element, or 1.

@@ -38,11 +38,17 @@ void check_row_major(const TensorView& t, const char* name, const char* rows_sym
 void check_col_major(const TensorView& t, const char* name, const char* rows_symbol,
                      int64_t rows, const char* cols_symbol, int64_t cols);
 
-// Whether a 2-D view with more than one row and column stores its columns
-// contiguously (stride(0) == 1, stride(1) != 1): a row-major [cols, rows]
-// tensor viewed transposed. Validators use it to tell that layout from a
-// row-major one before checking either (check_col_major / check_row_major).
-bool stores_columns_contiguously(const TensorView& t);
+// Element (r, c) of a matrix is at r·row + c·col elements from its data.
+struct MatrixSteps {
+  int64_t row, col;
+};
+// A 2-D `rows` × `cols` matrix that may be either layout: column-major
+// (check_col_major) when it has more than one row and column and stores its
+// columns contiguously (stride(0) == 1, stride(1) != 1: a row-major
+// [cols, rows] tensor viewed transposed), row-major (check_row_major)
+// otherwise. Returns its steps (one row: row = cols).
+MatrixSteps check_row_or_col_major(const TensorView& t, const char* name, const char* rows_symbol,
+                                   int64_t rows, const char* cols_symbol, int64_t cols);
 
 // Which 2-D shape a broadcast vector of length n may take besides [n]:
 // a column [n,1] (per-row quantities) or a row [1,n] (per-column ones).

@@ -31,27 +31,16 @@ void check_cpu_matrix(const TensorView& t, const char* name, const char* rows_sy
   detail::check_element_aligned(t, name);
 }
 
-// Where quantize_weight_int4 writes row n's group g of `scale` / `offset`:
-// element n·row_step + g·group_step.
-struct ParamSteps {
-  int64_t row_step, group_step;
-};
-
 // scale / offset [N, G]: row-major, or group-major — a [G, N] row-major
 // tensor viewed transposed (strides (1, ld ≥ N)), the layout weight_only_mm
 // reads fastest (docs/weight_only.md, "Group-major scales and offsets").
-ParamSteps check_param_output(const TensorView& t, const char* name, int64_t n, int64_t groups) {
+// Returns where row n's group g goes: n·row + g·col.
+detail::MatrixSteps check_param_output(const TensorView& t, const char* name, int64_t n, int64_t groups) {
   check_cpu(t, name);
-  const bool group_major = detail::stores_columns_contiguously(t);
-  if (group_major) {
-    detail::check_col_major(t, name, "N", n, "K/group_size", groups);
-  } else {
-    detail::check_row_major(t, name, "N", n, "K/group_size", groups);
-  }
+  const detail::MatrixSteps steps = detail::check_row_or_col_major(t, name, "N", n, "K/group_size", groups);
   detail::check_not_null(t, name);
   detail::check_element_aligned(t, name);
-  if (group_major) return {1, t.stride(1)};
-  return {n > 1 ? t.stride(0) : groups, 1};
+  return steps;
 }
 
 void check_even_k(int64_t k, const char* name) {
@@ -123,15 +112,15 @@ void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
   const int64_t groups = k / group_size;
   check_cpu_matrix(w, "w", "N", n, "K", k);
   check_cpu_matrix(out_packed, "out_packed", "N", n, "K/2", k / 2);
-  const ParamSteps scale_at = check_param_output(scale, "scale", n, groups);
-  const ParamSteps offset_at = check_param_output(offset, "offset", n, groups);
+  const detail::MatrixSteps scale_at = check_param_output(scale, "scale", n, groups);
+  const detail::MatrixSteps offset_at = check_param_output(offset, "offset", n, groups);
 
   const int64_t w_stride = n > 1 ? w.stride(0) : k;
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < n; ++row) {
     uint8_t* packed = row_ptr(out_packed, row);
-    float* scales = static_cast<float*>(scale.data()) + row * scale_at.row_step;
-    float* offsets = static_cast<float*>(offset.data()) + row * offset_at.row_step;
+    float* scales = static_cast<float*>(scale.data()) + row * scale_at.row;
+    float* offsets = static_cast<float*>(offset.data()) + row * offset_at.row;
     for (int64_t g = 0; g < groups; ++g) {
       MinMax stats;
       for (int64_t i = g * group_size; i < (g + 1) * group_size; ++i) {
@@ -140,8 +129,8 @@ void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
       // w ≈ q·scale + offset with q ∈ [0, 15]: offset = lo, scale = (hi − lo) / 15.
       const float s = usable_scale(div(sub(stats.hi, stats.lo), 15.0f));
       const float inv_scale = reciprocal(s);
-      scales[g * scale_at.group_step] = s;
-      offsets[g * offset_at.group_step] = stats.lo;
+      scales[g * scale_at.col] = s;
+      offsets[g * offset_at.col] = stats.lo;
       for (int64_t i = g * group_size; i < (g + 1) * group_size; i += 2) {
         uint8_t q[2];
         for (int e = 0; e < 2; ++e) {

@@ -2,7 +2,6 @@
 // (core/check.h), build a WeightOnlyArgs and dispatch to the CPU twin or the
 // CUDA backend. Nothing is validated anywhere else.
 #include <string>
-#include <utility>
 
 #include "core/check.h"
 #include "qgemm/weight_only.h"
@@ -69,30 +68,21 @@ void check_prepacked_shape(const TensorView& w, int64_t n, int64_t k, bool int4)
   }
 }
 
-// Whether a [N, G] parameter view is group-major: each group's N values
-// adjacent (stride(0) == 1, G > 1, N > 1), i.e. a [G, N] row-major tensor
-// viewed transposed. Otherwise it must be row-major.
-bool group_major(const TensorView& t) { return detail::stores_columns_contiguously(t); }
-
 // Scales / offsets: fp32 or the activation dtype, [N, G] row-major or
-// group-major (group_major above), or [N] / [N,1] when G == 1.
-void check_params(const TensorView& t, const char* name, int64_t n, int64_t groups, DType act,
-                  Device device) {
+// group-major (each group's N values adjacent, strides (1, ld ≥ N): a [G, N]
+// row-major tensor viewed transposed), or [N] / [N,1] when G == 1. Returns
+// where (row, group) is: row·row + group·col.
+detail::MatrixSteps check_params(const TensorView& t, const char* name, int64_t n, int64_t groups, DType act,
+                                 Device device) {
   check_dtype(t, name, {DType::kFloat32, act});
+  detail::MatrixSteps steps{groups, 1};
   if (groups == 1 && t.rank() == 1) {
     detail::check_vector(t, name, "N", n, VectorOrientation::kColumn);
-  } else if (group_major(t)) {
-    detail::check_col_major(t, name, "N", n, "K/group_size", groups);  // group stride ≥ N
   } else {
-    detail::check_row_major(t, name, "N", n, "K/group_size", groups);
+    steps = detail::check_row_or_col_major(t, name, "N", n, "K/group_size", groups);
   }
   check_common(t, name, device);
-}
-
-// (row stride, group stride) of a parameter view check_params accepted.
-std::pair<int64_t, int64_t> params_strides(const TensorView& t, int64_t groups) {
-  if (group_major(t)) return {1, t.stride(1)};
-  return {(t.rank() == 2 && t.size(0) > 1) ? t.stride(0) : groups, 1};
+  return steps;
 }
 
 detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, const TensorView& w,
@@ -145,9 +135,10 @@ detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, cons
   check_common(out, "out", device);
   check_common(a, "a", device);
   check_common(w, "w", device);
-  check_params(scales, "scales", n, groups, out.dtype(), device);
+  const detail::MatrixSteps scale_steps = check_params(scales, "scales", n, groups, out.dtype(), device);
+  detail::MatrixSteps offset_steps{};
   if (offsets) {
-    check_params(*offsets, "offsets", n, groups, out.dtype(), device);
+    offset_steps = check_params(*offsets, "offsets", n, groups, out.dtype(), device);
     detail::check_same_dtype(*offsets, "offsets", scales, "scales");
   }
   if (bias) {
@@ -170,19 +161,17 @@ detail::WeightOnlyArgs validate(const TensorView& out, const TensorView& a, cons
   args.lda = m > 1 ? a.stride(0) : k;
   args.w = static_cast<const uint8_t*>(w.data());
   args.scales = scales.data();
-  const auto [ld_scales, group_stride] = params_strides(scales, groups);
-  args.ld_scales = ld_scales;
-  args.params_group_stride = group_stride;
+  args.ld_scales = scale_steps.row;
+  args.params_group_stride = scale_steps.col;
   args.params16 = scales.dtype() != DType::kFloat32;
   if (offsets) {
     args.offsets = offsets->data();
-    const auto [ld_offsets, offsets_group_stride] = params_strides(*offsets, groups);
-    if (offsets_group_stride != group_stride) {
-      fail(ErrorKind::kValue, "offsets: expected the scales' layout (group stride " + std::to_string(group_stride) +
-                                  ": " + (group_stride == 1 ? "row-major" : "group-major") + "), got strides " +
+    if (offset_steps.col != scale_steps.col) {
+      fail(ErrorKind::kValue, "offsets: expected the scales' layout (group stride " + std::to_string(scale_steps.col) +
+                                  ": " + (scale_steps.col == 1 ? "row-major" : "group-major") + "), got strides " +
                                   detail::strides_string(*offsets));
     }
-    args.ld_offsets = ld_offsets;
+    args.ld_offsets = offset_steps.row;
   }
   args.bias = bias ? bias->data() : nullptr;
   args.out = out.data();
