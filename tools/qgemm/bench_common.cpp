@@ -144,6 +144,37 @@ void BenchReport::write_json(const std::string& path) const {
   std::printf("wrote %s\n", path.c_str());
 }
 
+std::vector<BenchRecord> merge_rounds(const std::vector<BenchReport>& rounds) {
+  if (rounds.empty()) return {};
+  const std::vector<BenchRecord>& first = rounds.front().records();
+  std::vector<BenchRecord> merged;
+  merged.reserve(first.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    BenchRecord r = first[i];
+    std::vector<double> medians;
+    std::map<std::string, std::vector<double>> extras;
+    r.runs = 0;
+    for (const BenchReport& round : rounds) {
+      if (round.records().size() != first.size() || round.records()[i].impl != first[i].impl ||
+          round.records()[i].shape != first[i].shape) {
+        throw std::logic_error("merge_rounds: the rounds timed different implementations or shapes");
+      }
+      const BenchRecord& x = round.records()[i];
+      medians.push_back(x.median_us);
+      r.min_us = std::min(r.min_us, x.min_us);
+      r.runs += x.runs;
+      for (const auto& [key, value] : x.extra) extras[key].push_back(value);
+    }
+    r.median_us = summarize(medians).median_us;
+    for (auto& [key, values] : extras) r.extra[key] = summarize(values).median_us;
+    const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+    r.extra["rounds"] = static_cast<double>(rounds.size());
+    r.extra["round_spread"] = (*hi - *lo) / r.median_us;
+    merged.push_back(std::move(r));
+  }
+  return merged;
+}
+
 int run_gpu_bench_command(int argc, char** argv, std::vector<std::string> accepted,
                           const std::function<void(const Options&, BenchReport&)>& bench, const char* default_json) {
   const Options options(argc, argv, 3, std::move(accepted));

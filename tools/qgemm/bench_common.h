@@ -67,6 +67,17 @@ class BenchReport {
   std::vector<BenchRecord> records_;
 };
 
+// R rounds that timed the same implementations in the same order (a
+// benchmark's --rounds: every implementation of a shape timed R times,
+// round-robin, so that a peer and qgemm see the same clocks), merged per
+// implementation: median_us = the median of the round medians, min_us = the
+// least sample, runs = all of them, every extra = its median over the rounds,
+// plus extra "rounds" = R and "round_spread" = (max − min) / median of the
+// round medians. Ratios of times (speedups, TOPS, bandwidth fractions) are
+// the caller's to recompute from the merged medians. Throws if the rounds'
+// records differ in number or implementation.
+std::vector<BenchRecord> merge_rounds(const std::vector<BenchReport>& rounds);
+
 std::string command_line_string(int argc, char** argv);
 
 // A GPU-only `qgemm bench <op>`: parses the options the command accepts,

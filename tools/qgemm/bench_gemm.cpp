@@ -1,6 +1,7 @@
 // `qgemm bench gemm`: times scaled_mm with per-token / per-channel scales,
 // bias and bf16 output. The CPU part lives here; the GPU part, with the
 // cuBLAS/cuBLASLt peers, in bench_gemm_cuda.cu.
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -73,10 +74,19 @@ void bench_cpu_shape(int64_t m, int64_t n, int64_t k, DType input, const Options
 void bench_gemm_cpu(const Options& options, BenchReport& report) {
   const auto shapes = options.get_shapes(
       "shapes", {{1024, 1024, 1024}, {1, 4096, 4096}, {16, 4096, 4096}, {128, 4096, 4096}});
+  const int rounds = std::max(1, options.get_int("rounds", 1));
   for (const auto& s : shapes) {
     if (s.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
-    bench_cpu_shape(s[0], s[1], s[2], DType::kInt8, options, report);
-    if (options.has("fp8")) bench_cpu_shape(s[0], s[1], s[2], DType::kFloat8E4M3, options, report);
+    std::vector<BenchReport> round_reports;
+    for (int round = 0; round < rounds; ++round) {
+      BenchReport& into = rounds > 1 ? round_reports.emplace_back("", "") : report;
+      bench_cpu_shape(s[0], s[1], s[2], DType::kInt8, options, into);
+      if (options.has("fp8")) bench_cpu_shape(s[0], s[1], s[2], DType::kFloat8E4M3, options, into);
+    }
+    for (BenchRecord& r : merge_rounds(round_reports)) {
+      r.extra["gops"] = r.ops / (r.median_us * 1e3);
+      report.add(r);
+    }
   }
 }
 

@@ -143,38 +143,19 @@ void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, co
   ctx.report->add(r);
 }
 
-// The records of R rounds of one shape (same implementations, same order)
-// merged per implementation into ctx.report: the median of the round
-// medians, with the derived figures recomputed from it.
-void merge_rounds(Context& ctx, const ShapeBuffers& s, const std::vector<BenchReport>& rounds) {
-  const auto& first = rounds.front().records();
-  std::vector<TimingStats> merged(first.size());
-  std::vector<double> spread(first.size());
-  for (size_t i = 0; i < first.size(); ++i) {
-    std::vector<double> medians;
-    TimingStats& m = merged[i];
-    m.min_us = first[i].min_us;
-    for (const BenchReport& round : rounds) {
-      const BenchRecord& r = round.records().at(i);
-      if (r.impl != first[i].impl) throw std::logic_error("bench gemm: rounds timed different implementations");
-      medians.push_back(r.median_us);
-      m.min_us = std::min(m.min_us, r.min_us);
-      m.runs += r.runs;
-    }
-    std::sort(medians.begin(), medians.end());
-    m.median_us = medians[medians.size() / 2];
-    spread[i] = (medians.back() - medians.front()) / m.median_us;
-  }
+// The R rounds of one shape merged (merge_rounds: the median of the round
+// medians per implementation) into ctx.report, the derived figures
+// recomputed from the merged times.
+void merge_shape_rounds(Context& ctx, const ShapeBuffers& s, const std::vector<BenchReport>& rounds) {
+  const std::vector<BenchRecord> merged = merge_rounds(rounds);
   ctx.bf16_us = 0;
-  for (size_t i = 0; i < first.size(); ++i) {
-    if (first[i].impl == "cublas-bf16") ctx.bf16_us = merged[i].median_us;
+  for (const BenchRecord& r : merged) {
+    if (r.impl == "cublas-bf16") ctx.bf16_us = r.median_us;
   }
-  for (size_t i = 0; i < first.size(); ++i) {
-    std::map<std::string, double> extra = first[i].extra;
+  for (const BenchRecord& r : merged) {
+    std::map<std::string, double> extra = r.extra;
     for (const char* derived : {"tops", "speedup_vs_cublas_bf16", "weight_bw_fraction", "weight_bw_fraction_of_same_size_copy"}) extra.erase(derived);
-    extra["rounds"] = static_cast<double>(rounds.size());
-    extra["round_spread"] = spread[i];
-    add_record(ctx, s, first[i].impl, merged[i], first[i].bytes, std::move(extra));
+    add_record(ctx, s, r.impl, TimingStats{r.median_us, r.min_us, r.runs}, r.bytes, std::move(extra));
   }
 }
 
@@ -338,7 +319,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
     }
     if (rounds > 1) {
       ctx.report = &report;
-      merge_rounds(ctx, s, round_reports);
+      merge_shape_rounds(ctx, s, round_reports);
     }
     cuda::check(cudaStreamSynchronize(stream), "bench shape");
     std::fprintf(stderr, "%s done\n", shape_name(s.m, s.n, s.k).c_str());

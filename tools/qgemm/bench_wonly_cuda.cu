@@ -29,6 +29,13 @@
 // and the dense GEMM, what one call costs) — the data behind the dispatch's
 // thresholds (wonly_dispatch.cu, dense_min_tokens).
 //
+// --rounds R (1): for each M, the whole sequence above (cuBLAS, every
+// variant, forced kernels) timed R times round-robin; each record is the
+// median of its R round medians (bench_common.h, merge_rounds), its speedup
+// and bandwidth fraction recomputed from those medians. The H100's clock
+// follows its power draw over seconds: at M ≥ 256 one block of 50 runs per
+// implementation can catch cuBLAS and qgemm at different clocks.
+//
 // --sweep: for M ≤ 16 every variant also forced onto wonly_gemv
 // ("sweep-<variant>-gemv") and the int8 ones onto the Hopper int8 decode
 // kernel ("sweep-<variant>-stream"); for M > 16 the W4A16 g128 and W8A16
@@ -88,6 +95,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
   report.set_device_name(cuda::device_name(0));
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 50);
+  const int rounds = std::max(1, options.get_int("rounds", 1));
   const double copy_gbps = cuda::record_copy_bandwidth(report, stream);
   const Device gpu = Device::cuda(0);
   const auto shapes = options.get_shapes("shapes", {{28672, 8192}, {4096, 4096}, {11008, 4096}, {4096, 11008}});
@@ -175,125 +183,140 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     }
 
     for (int64_t m : tokens) {
-      const std::string shape = std::to_string(m) + "x" + nk;
-      const double act_bytes = static_cast<double>(m * k * 2 + m * n * 2);
-      auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us,
-                        double host_us = 0) {
-        BenchRecord r;
-        r.op = "weight_only_mm";
-        r.impl = impl;
-        r.shape = shape;
-        r.device = "cuda";
-        r.median_us = st.median_us;
-        r.min_us = st.min_us;
-        r.runs = st.runs;
-        r.ops = 2.0 * m * n * k;
-        r.bytes = bytes;
-        r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
-        if (cublas_us > 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / st.median_us;
-        if (host_us > 0) r.extra["host_us"] = host_us;
-        report.add(r);
-        return st.median_us;
-      };
-      const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, gpu);
-      const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, gpu);
+      std::vector<BenchReport> round_reports;
+      for (int round = 0; round < rounds; ++round) {
+        BenchReport& into = rounds > 1 ? round_reports.emplace_back("", "") : report;
+        const std::string shape = std::to_string(m) + "x" + nk;
+        const double act_bytes = static_cast<double>(m * k * 2 + m * n * 2);
+        auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us,
+                          double host_us = 0) {
+          BenchRecord r;
+          r.op = "weight_only_mm";
+          r.impl = impl;
+          r.shape = shape;
+          r.device = "cuda";
+          r.median_us = st.median_us;
+          r.min_us = st.min_us;
+          r.runs = st.runs;
+          r.ops = 2.0 * m * n * k;
+          r.bytes = bytes;
+          r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
+          if (cublas_us > 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / st.median_us;
+          if (host_us > 0) r.extra["host_us"] = host_us;
+          into.add(r);
+          return st.median_us;
+        };
+        const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, gpu);
+        const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, gpu);
 
-      const float alpha = 1.0f, beta = 0.0f;
-      const auto cublas_call = [&](int i) {
-        const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
-        // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
-        check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                  static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
-                                  CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
-                                  static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx");
-      };
-      const auto cublas = cuda::time_cuda_device(cublas_call, stream, warmup, runs);
-      const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0,
-                                      cuda::time_cuda(cublas_call, stream, warmup, runs).median_us);
+        const float alpha = 1.0f, beta = 0.0f;
+        const auto cublas_call = [&](int i) {
+          const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
+          // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
+          check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                    static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
+                                    CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
+                                    static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmEx");
+        };
+        const auto cublas = cuda::time_cuda_device(cublas_call, stream, warmup, runs);
+        const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0,
+                                        cuda::time_cuda(cublas_call, stream, warmup, runs).median_us);
 
-      for (size_t v = 0; v < std::size(variants); ++v) {
-        const Variant& var = variants[v];
-        const WeightSets& ws = weights[v];
-        const int group = var.group == 0 ? static_cast<int>(k) : var.group;
-        const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
-        const auto pre = weight_only_prepacked_shape(n, k, var.int4);
-        bool with_workspace = true, dense = false;
-        const auto call = [&](int i) {
-          const int set = i % ws.sets;
-          const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
-          const TensorView w_v = var.prepacked
-                                     ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
-                                     : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
-          const int64_t groups = k / group;
-          const size_t p_offset = set * ws.param_count * var.param_bytes();
-          const auto params_view = [&](const cuda::DeviceBuffer& b) {
-            const uint8_t* base = b.as<uint8_t>() + p_offset;
-            return var.group_major ? TensorView::strided(base, var.param_dtype(), {n, groups}, {1, n}, gpu)
-                                   : TensorView(base, var.param_dtype(), {n, groups}, gpu);
+        for (size_t v = 0; v < std::size(variants); ++v) {
+          const Variant& var = variants[v];
+          const WeightSets& ws = weights[v];
+          const int group = var.group == 0 ? static_cast<int>(k) : var.group;
+          const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
+          const auto pre = weight_only_prepacked_shape(n, k, var.int4);
+          bool with_workspace = true, dense = false;
+          const auto call = [&](int i) {
+            const int set = i % ws.sets;
+            const uint8_t* w = ws.w.as<uint8_t>() + set * ws.w_bytes;
+            const TensorView w_v = var.prepacked
+                                       ? TensorView(w, w_dtype, {pre.row_blocks, pre.k_tiles, 1024}, gpu)
+                                       : TensorView(w, w_dtype, {n, var.int4 ? k / 2 : k}, gpu);
+            const int64_t groups = k / group;
+            const size_t p_offset = set * ws.param_count * var.param_bytes();
+            const auto params_view = [&](const cuda::DeviceBuffer& b) {
+              const uint8_t* base = b.as<uint8_t>() + p_offset;
+              return var.group_major ? TensorView::strided(base, var.param_dtype(), {n, groups}, {1, n}, gpu)
+                                     : TensorView(base, var.param_dtype(), {n, groups}, gpu);
+            };
+            const TensorView s_v = params_view(ws.scales);
+            std::optional<TensorView> o_v;
+            if (var.offsets) o_v = params_view(ws.offsets);
+            if (with_workspace) {
+              weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, dense ? dense_v : workspace_v, stream);
+            } else {
+              weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
+            }
           };
-          const TensorView s_v = params_view(ws.scales);
-          std::optional<TensorView> o_v;
-          if (var.offsets) o_v = params_view(ws.offsets);
-          if (with_workspace) {
-            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, dense ? dense_v : workspace_v, stream);
-          } else {
-            weight_only_mm(out_v, a_v, w_v, s_v, o_v, group, std::nullopt, stream);
+          auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
+          const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
+          const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
+          record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
+          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+          if (m <= 16 && sweep) {
+            // Both decode kernels forced: wonly_gemv for every variant, the
+            // Hopper int8 decode kernel for the int8 ones.
+            {
+              detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 2);
+              record("sweep-" + name + "-gemv", time_variant(), bytes, cublas_us);
+            }
+            if (!var.int4 && detail::wonly_stream_available(0)) {
+              detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 0);
+              record("sweep-" + name + "-stream", time_variant(), bytes, cublas_us);
+            }
           }
-        };
-        auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
-        const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
-        const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
-        record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
-        const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
-        if (m <= 16 && sweep) {
-          // Both decode kernels forced: wonly_gemv for every variant, the
-          // Hopper int8 decode kernel for the int8 ones.
-          {
-            detail::WonlyKernelOverride force(detail::WonlyKernel::kGemvChunks, 2);
-            record("sweep-" + name + "-gemv", time_variant(), bytes, cublas_us);
+          if (m <= 16) continue;
+          with_workspace = false;
+          record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
+          with_workspace = true;
+          // One call forced onto the dense path (kDense or kDenseMma) with its workspace.
+          const auto record_dense = [&](detail::WonlyKernel kernel, const std::string& impl) {
+            ensure_dense_workspace(n, k);
+            detail::WonlyKernelOverride force(kernel, 0);
+            dense = true;
+            record(impl, time_variant(), bytes, cublas_us);
+            dense = false;
+          };
+          if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
+            record_dense(detail::WonlyKernel::kDense, std::string(var.impl) + "-dense");
           }
-          if (!var.int4 && detail::wonly_stream_available(0)) {
-            detail::WonlyKernelOverride force(detail::WonlyKernel::kStream, 0);
-            record("sweep-" + name + "-stream", time_variant(), bytes, cublas_us);
+          if (!sweep || var.prepacked || var.params16) continue;
+          struct Forced {
+            detail::WonlyKernel kernel;
+            int tile;
+            const char* name;
+          };
+          for (const Forced& f : {Forced{detail::WonlyKernel::kMma, 64, "mma-64"}, Forced{detail::WonlyKernel::kMma, 128, "mma-128"},
+                                  Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
+                                  Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
+                                  Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"},
+                                  Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"},
+                                  Forced{detail::WonlyKernel::kGemvChunks, 4, "gemv-4"}}) {
+            if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
+            if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
+            detail::WonlyKernelOverride force(f.kernel, f.tile);
+            record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
+          }
+          // The dense path's CUTLASS 2.x form (what sm_80 / Ada GPUs run), on this GPU.
+          if (m >= kDenseFromTokens && detail::wonly_dense_mma_available(0)) {
+            record_dense(detail::WonlyKernel::kDenseMma, "sweep-" + name + "-dense-mma");
           }
         }
-        if (m <= 16) continue;
-        with_workspace = false;
-        record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
-        with_workspace = true;
-        // One call forced onto the dense path (kDense or kDenseMma) with its workspace.
-        const auto record_dense = [&](detail::WonlyKernel kernel, const std::string& impl) {
-          ensure_dense_workspace(n, k);
-          detail::WonlyKernelOverride force(kernel, 0);
-          dense = true;
-          record(impl, time_variant(), bytes, cublas_us);
-          dense = false;
-        };
-        if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
-          record_dense(detail::WonlyKernel::kDense, std::string(var.impl) + "-dense");
-        }
-        if (!sweep || var.prepacked || var.params16) continue;
-        struct Forced {
-          detail::WonlyKernel kernel;
-          int tile;
-          const char* name;
-        };
-        for (const Forced& f : {Forced{detail::WonlyKernel::kMma, 64, "mma-64"}, Forced{detail::WonlyKernel::kMma, 128, "mma-128"},
-                                Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
-                                Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
-                                Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"},
-                                Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"},
-                                Forced{detail::WonlyKernel::kGemvChunks, 4, "gemv-4"}}) {
-          if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
-          if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
-          detail::WonlyKernelOverride force(f.kernel, f.tile);
-          record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
-        }
-        // The dense path's CUTLASS 2.x form (what sm_80 / Ada GPUs run), on this GPU.
-        if (m >= kDenseFromTokens && detail::wonly_dense_mma_available(0)) {
-          record_dense(detail::WonlyKernel::kDenseMma, "sweep-" + name + "-dense-mma");
-        }
+      }
+      // --rounds: the median of the round medians, the ratios recomputed from them.
+      const std::vector<BenchRecord> merged = merge_rounds(round_reports);
+      double cublas_us = 0;
+      for (const BenchRecord& r : merged) {
+        if (r.impl == "cublas-bf16") cublas_us = r.median_us;
+      }
+      for (BenchRecord r : merged) {
+        r.extra["frac_of_copy_bw"] = r.bytes / (r.median_us * 1e3) / copy_gbps;
+        if (r.extra.count("speedup_vs_cublas_bf16") != 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / r.median_us;
+        report.add(r);
       }
     }
   }
@@ -301,7 +324,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_wonly(int argc, char** argv) {
-  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "json", "warmup", "runs"}, bench_wonly_cuda,
+  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "rounds", "json", "warmup", "runs"}, bench_wonly_cuda,
                                "bench_wonly.json");
 }
 
