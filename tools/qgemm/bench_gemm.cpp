@@ -91,7 +91,7 @@ void bench_gemm_cpu(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_gemm(int argc, char** argv) {
-  const Options options(argc, argv, 3, {"device", "shapes", "fp8", "sweep", "kernels", "rounds", "no-peers", "no-workspace", "json", "warmup", "runs"});
+  const Options options(argc, argv, 3, {"device", "shapes", "fp8", "sweep", "kernels", "rounds", "cooldown", "no-peers", "no-workspace", "json", "warmup", "runs"});
   const std::string device =
       options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
   std::string device_name = cpu_name();

@@ -27,6 +27,9 @@
 // medians). The H100's clock follows its power draw and temperature over
 // seconds, so one block of runs per implementation can catch a peer and
 // qgemm at different clocks; interleaved rounds see the same conditions.
+// --cooldown MS (0): an idle pause before every timing (cuda_bench.h,
+// set_cooldown_ms), so that each implementation starts from the same clock
+// instead of the one its predecessor left.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -275,6 +278,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Context ctx{options, &report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
   const int rounds = std::max(1, options.get_int("rounds", 1));
+  cuda::set_cooldown_ms(options.get_int("cooldown", 0));
   ctx.copy_gbps = cuda::record_copy_bandwidth(report, stream);
   if (!options.has("no-workspace")) {
     ctx.workspace = cuda::DeviceBuffer(static_cast<size_t>(scaled_mm_workspace_bytes(Device::cuda(0))));

@@ -36,6 +36,10 @@
 // follows its power draw over seconds: at M ≥ 256 one block of 50 runs per
 // implementation can catch cuBLAS and qgemm at different clocks.
 //
+// --cooldown MS (0): an idle pause before every timing (cuda_bench.h,
+// set_cooldown_ms), so that each implementation starts from the same clock
+// instead of the one its predecessor left.
+//
 // --sweep: for M ≤ 16 every variant also forced onto wonly_gemv
 // ("sweep-<variant>-gemv") and the int8 ones onto the Hopper int8 decode
 // kernel ("sweep-<variant>-stream"); for M > 16 the W4A16 g128 and W8A16
@@ -96,6 +100,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 50);
   const int rounds = std::max(1, options.get_int("rounds", 1));
+  cuda::set_cooldown_ms(options.get_int("cooldown", 0));
   const double copy_gbps = cuda::record_copy_bandwidth(report, stream);
   const Device gpu = Device::cuda(0);
   const auto shapes = options.get_shapes("shapes", {{28672, 8192}, {4096, 4096}, {11008, 4096}, {4096, 11008}});
@@ -324,7 +329,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_wonly(int argc, char** argv) {
-  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "rounds", "json", "warmup", "runs"}, bench_wonly_cuda,
+  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "rounds", "cooldown", "json", "warmup", "runs"}, bench_wonly_cuda,
                                "bench_wonly.json");
 }
 

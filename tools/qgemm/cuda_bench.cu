@@ -1,7 +1,9 @@
 // GPU timing helpers of cuda_bench.h.
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/numeric.h"
@@ -141,8 +143,18 @@ void spin(uint64_t ns, cudaStream_t stream) {
   check(cudaGetLastError(), "spin");
 }
 
+namespace {
+int cooldown_ms = 0;
+}  // namespace
+
+void set_cooldown_ms(int ms) { cooldown_ms = std::max(0, ms); }
+
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                              int runs) {
+  if (cooldown_ms > 0) {
+    check(cudaStreamSynchronize(stream), "cooldown");
+    std::this_thread::sleep_for(std::chrono::milliseconds(cooldown_ms));
+  }
   for (int i = 0; i < warmup; ++i) launch(i);
   spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
   return time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);

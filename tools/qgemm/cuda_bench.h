@@ -59,8 +59,15 @@ TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t strea
 // Enqueues one kernel that spins for `ns` nanoseconds.
 void spin(uint64_t ns, cudaStream_t stream);
 
-// Device time of launch(iteration): `warmup` untimed runs, then the `runs`
-// timed launches (each between two CUDA events) are queued behind a spin
+// An idle pause, in milliseconds, before every time_cuda_device (a
+// benchmark's --cooldown; 0 by default). The GPU's clock follows its power
+// draw and temperature over milliseconds to seconds: without a pause, an
+// implementation timed right after a hotter one starts at a lower clock.
+void set_cooldown_ms(int ms);
+
+// Device time of launch(iteration): after the cooldown (set_cooldown_ms),
+// `warmup` untimed runs, then the `runs` timed launches (each between two
+// CUDA events) are queued behind a spin
 // kernel that outlasts their host-side enqueueing, so they run back to back
 // and the events measure the GPU, not the host's launch overhead.
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
