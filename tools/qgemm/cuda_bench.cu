@@ -151,11 +151,24 @@ void set_cooldown_ms(int ms) { cooldown_ms = std::max(0, ms); }
 
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                              int runs) {
+  int warmed = 0;
   if (cooldown_ms > 0) {
     check(cudaStreamSynchronize(stream), "cooldown");
     std::this_thread::sleep_for(std::chrono::milliseconds(cooldown_ms));
+    // After a pause the GPU may have dropped to an idle performance state,
+    // which a few short warm-up calls do not leave: with the plain warm-up,
+    // a 13 µs GEMM read 138 µs for a whole round (H100, 128×4096×4096), six
+    // of 384 records so affected. So the warm-up runs for at least kWakeMs
+    // of back-to-back calls.
+    constexpr double kWakeMs = 20;
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() < kWakeMs) {
+      for (int j = 0; j < 8; ++j) launch(warmed++);
+      check(cudaStreamSynchronize(stream), "wake-up");
+    }
   }
-  for (int i = 0; i < warmup; ++i) launch(i);
+  for (int i = warmed; i < warmed + warmup; ++i) launch(i);
+  warmup += warmed;
   spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
   return time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);
 }

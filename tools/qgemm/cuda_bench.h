@@ -63,6 +63,8 @@ void spin(uint64_t ns, cudaStream_t stream);
 // benchmark's --cooldown; 0 by default). The GPU's clock follows its power
 // draw and temperature over milliseconds to seconds: without a pause, an
 // implementation timed right after a hotter one starts at a lower clock.
+// After the pause the warm-up runs for at least 20 ms (the GPU may have
+// left its full-speed performance state while idle).
 void set_cooldown_ms(int ms);
 
 // Device time of launch(iteration): after the cooldown (set_cooldown_ms),
