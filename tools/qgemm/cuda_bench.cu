@@ -1,6 +1,7 @@
 // GPU timing helpers of cuda_bench.h.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -104,26 +105,47 @@ int rotation_sets(size_t bytes_per_set, int max_sets) {
   return static_cast<int>(std::clamp<size_t>(sets, 1, static_cast<size_t>(max_sets)));
 }
 
+namespace {
+
+// Enqueues launch(first) … launch(first + runs − 1), each between two CUDA
+// events, on `stream`; `collect` waits for them and returns the intervals.
+class TimedBlock {
+ public:
+  TimedBlock(const std::function<void(int)>& launch, cudaStream_t stream, int first, int runs) : events_(2 * runs) {
+    for (auto& e : events_) check(cudaEventCreate(&e), "cudaEventCreate");
+    for (int i = 0; i < runs; ++i) {
+      check(cudaEventRecord(events_[2 * i], stream), "cudaEventRecord");
+      launch(first + i);
+      check(cudaEventRecord(events_[2 * i + 1], stream), "cudaEventRecord");
+    }
+  }
+  ~TimedBlock() {
+    for (auto& e : events_) cudaEventDestroy(e);
+  }
+  TimedBlock(const TimedBlock&) = delete;
+  TimedBlock& operator=(const TimedBlock&) = delete;
+  TimingStats collect() {
+    check(cudaEventSynchronize(events_.back()), "cudaEventSynchronize");
+    check(cudaGetLastError(), "timed launches");
+    std::vector<double> samples(events_.size() / 2);
+    for (size_t i = 0; i < samples.size(); ++i) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]), "cudaEventElapsedTime");
+      samples[i] = ms * 1e3;
+    }
+    return summarize(samples);
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
 TimingStats time_cuda(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                       int runs) {
   for (int i = 0; i < warmup; ++i) launch(i);
-  std::vector<cudaEvent_t> events(2 * runs);
-  for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < runs; ++i) {
-    check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
-    launch(warmup + i);
-    check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
-  }
-  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
-  check(cudaGetLastError(), "timed launches");
-  std::vector<double> samples(runs);
-  for (int i = 0; i < runs; ++i) {
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "cudaEventElapsedTime");
-    samples[i] = ms * 1e3;
-  }
-  for (auto& e : events) cudaEventDestroy(e);
-  return summarize(samples);
+  return TimedBlock(launch, stream, warmup, runs).collect();
 }
 
 namespace {
@@ -151,26 +173,41 @@ void set_cooldown_ms(int ms) { cooldown_ms = std::max(0, ms); }
 
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                              int runs) {
-  int warmed = 0;
   if (cooldown_ms > 0) {
     check(cudaStreamSynchronize(stream), "cooldown");
     std::this_thread::sleep_for(std::chrono::milliseconds(cooldown_ms));
-    // After a pause the GPU may have dropped to an idle performance state,
-    // which a few short warm-up calls do not leave: with the plain warm-up,
-    // a 13 µs GEMM read 138 µs for a whole round (H100, 128×4096×4096), six
-    // of 384 records so affected. So the warm-up runs for at least kWakeMs
-    // of back-to-back calls.
-    constexpr double kWakeMs = 20;
-    const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() < kWakeMs) {
-      for (int j = 0; j < 8; ++j) launch(warmed++);
-      check(cudaStreamSynchronize(stream), "wake-up");
-    }
   }
-  for (int i = warmed; i < warmed + warmup; ++i) launch(i);
-  warmup += warmed;
-  spin(static_cast<uint64_t>(2'000'000 + 30'000 * runs), stream);  // 30 µs of host time per run
-  return time_cuda([&](int i) { launch(warmup + i); }, stream, 0, runs);
+  for (int i = 0; i < warmup; ++i) launch(i);
+  // The spin must outlast the host's enqueueing of the timed launches: if it
+  // ends first, the GPU waits for the host between launches and the
+  // intervals include the launch cost (a 13 µs GEMM read 138 µs for a whole
+  // block after a --cooldown pause). Checked once all are enqueued; if the
+  // spin had already finished, the block is timed again behind a spin four
+  // times as long.
+  cudaEvent_t spun;
+  check(cudaEventCreateWithFlags(&spun, cudaEventDisableTiming), "cudaEventCreate");
+  uint64_t spin_ns = 2'000'000 + 30'000 * static_cast<uint64_t>(runs);  // 30 µs of host time per run
+  int next = warmup;
+  TimingStats stats;
+  for (int attempt = 0; attempt < 4; ++attempt, spin_ns *= 4, next += runs) {
+    spin(spin_ns, stream);
+    check(cudaEventRecord(spun, stream), "cudaEventRecord");
+    TimedBlock block(launch, stream, next, runs);
+    const cudaError_t spinning = cudaEventQuery(spun);
+    if (spinning == cudaErrorNotReady) {
+      // "Not ready" is a status: clear it if the runtime kept it as the last
+      // error, and leave any other error for collect() to report.
+      if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+    } else {
+      check(spinning, "cudaEventQuery");
+    }
+    stats = block.collect();
+    if (spinning == cudaErrorNotReady) break;
+    std::fprintf(stderr, "time_cuda_device: the %.1f ms spin ended before the timed launches were queued; timing again\n",
+                 static_cast<double>(spin_ns) * 1e-6);
+  }
+  cudaEventDestroy(spun);
+  return stats;
 }
 
 double copy_bandwidth_gbps(size_t bytes, cudaStream_t stream, int warmup, int runs) {

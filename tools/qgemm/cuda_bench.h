@@ -63,15 +63,15 @@ void spin(uint64_t ns, cudaStream_t stream);
 // benchmark's --cooldown; 0 by default). The GPU's clock follows its power
 // draw and temperature over milliseconds to seconds: without a pause, an
 // implementation timed right after a hotter one starts at a lower clock.
-// After the pause the warm-up runs for at least 20 ms (the GPU may have
-// left its full-speed performance state while idle).
 void set_cooldown_ms(int ms);
 
 // Device time of launch(iteration): after the cooldown (set_cooldown_ms),
 // `warmup` untimed runs, then the `runs` timed launches (each between two
 // CUDA events) are queued behind a spin
 // kernel that outlasts their host-side enqueueing, so they run back to back
-// and the events measure the GPU, not the host's launch overhead.
+// and the events measure the GPU, not the host's launch overhead. Whether
+// the spin outlasted the enqueueing is checked; if not, the block is timed
+// again behind a longer spin.
 TimingStats time_cuda_device(const std::function<void(int)>& launch, cudaStream_t stream, int warmup,
                              int runs);
 
