@@ -74,6 +74,19 @@ TimingStats summarize(std::vector<double> samples_us) {
   return stats;
 }
 
+BenchRecord timed_record(std::string op, std::string impl, std::string shape, std::string device,
+                         const TimingStats& stats) {
+  BenchRecord r;
+  r.op = std::move(op);
+  r.impl = std::move(impl);
+  r.shape = std::move(shape);
+  r.device = std::move(device);
+  r.median_us = stats.median_us;
+  r.min_us = stats.min_us;
+  r.runs = stats.runs;
+  return r;
+}
+
 TimingStats time_cpu(const std::function<void()>& fn, int warmup, int runs) {
   for (int i = 0; i < warmup; ++i) fn();
   std::vector<double> samples;

@@ -46,6 +46,11 @@ struct TimingStats {
   double min_us = 0;
   int runs = 0;
 };
+
+// A record of `op` on `shape` by `impl` on `device` ("cpu" | "cuda"),
+// with the time, minimum and run count of `stats`.
+BenchRecord timed_record(std::string op, std::string impl, std::string shape, std::string device,
+                         const TimingStats& stats);
 TimingStats summarize(std::vector<double> samples_us);
 
 // Times fn on the CPU: `warmup` untimed calls, then `runs` timed calls.

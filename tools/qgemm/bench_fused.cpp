@@ -39,14 +39,8 @@ void bench_cpu_shape(int64_t t, int64_t h, const Options& options, BenchReport& 
   };
   for (const auto& [name, fn] : ops) {
     const auto stats = time_cpu(fn, options.get_int("warmup", 1), options.get_int("runs", 5));
-    BenchRecord r;
-    r.op = name;
-    r.impl = "qgemm-cpu-dynamic-int8";
-    r.shape = std::to_string(t) + "x" + std::to_string(h);
-    r.device = "cpu";
-    r.median_us = stats.median_us;
-    r.min_us = stats.min_us;
-    r.runs = stats.runs;
+    BenchRecord r =
+        timed_record(name, "qgemm-cpu-dynamic-int8", std::to_string(t) + "x" + std::to_string(h), "cpu", stats);
     report.add(r);
   }
 }

@@ -204,14 +204,7 @@ void bench_fused_cuda(const Options& options, BenchReport& report) {
       const TimingStats fused = time(run_qgemm);
       const TimingStats fused_host = host_time(run_qgemm);
       auto add = [&](const std::string& impl, const TimingStats& stats) {
-        BenchRecord r;
-        r.op = v.name;
-        r.impl = impl + v.mode;
-        r.shape = shape;
-        r.device = "cuda";
-        r.median_us = stats.median_us;
-        r.min_us = stats.min_us;
-        r.runs = stats.runs;
+        BenchRecord r = timed_record(v.name, impl + v.mode, shape, "cuda", stats);
         r.bytes = bytes;
         r.extra["frac_of_copy_bw"] = bytes / (stats.median_us * 1e3) / copy_gbps;
         r.extra["frac_of_same_size_copy"] = bytes / (stats.median_us * 1e3) / same_size_gbps;

@@ -124,14 +124,8 @@ void bench_fused_sweep_cuda(const Options& options, BenchReport& report) {
               },
               stream, warmup, runs);
           const double bytes = fused_op_bytes(op.bench_op, static_cast<double>(t), static_cast<double>(h), a.dynamic);
-          BenchRecord r;
-          r.op = op.name;
-          r.impl = "sweep-" + std::to_string(threads) + "x" + std::to_string(items);
-          r.shape = std::to_string(t) + "x" + std::to_string(h);
-          r.device = "cuda";
-          r.median_us = stats.median_us;
-          r.min_us = stats.min_us;
-          r.runs = stats.runs;
+          BenchRecord r = timed_record(op.name, "sweep-" + std::to_string(threads) + "x" + std::to_string(items),
+                                       std::to_string(t) + "x" + std::to_string(h), "cuda", stats);
           r.bytes = bytes;
           r.extra["frac_of_copy_bw"] = bytes / (stats.median_us * 1e3) / copy_gbps;
           r.extra["table_choice"] = table.threads == threads && table.items == items ? 1 : 0;

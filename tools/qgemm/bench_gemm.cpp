@@ -55,14 +55,8 @@ void bench_cpu_shape(int64_t m, int64_t n, int64_t k, DType input, const Options
   const int runs = options.get_int("runs", std::max(3, std::min(50, static_cast<int>(2e10 / ops))));
   const auto stats = time_cpu([&] { scaled_mm(out_v, a_v, b_v, sa_v, sb_v, bias_v); },
                               options.get_int("warmup", 1), runs);
-  BenchRecord r;
-  r.op = "scaled_mm";
-  r.impl = input == DType::kInt8 ? "qgemm-cpu-int8" : "qgemm-cpu-fp8";
-  r.shape = shape_label(m, n, k);
-  r.device = "cpu";
-  r.median_us = stats.median_us;
-  r.min_us = stats.min_us;
-  r.runs = stats.runs;
+  BenchRecord r = timed_record("scaled_mm", input == DType::kInt8 ? "qgemm-cpu-int8" : "qgemm-cpu-fp8",
+                               shape_label(m, n, k), "cpu", stats);
   r.ops = ops;
   r.bytes = static_cast<double>(m * k + n * k + 2 * m * n);
   r.extra["gops"] = ops / (stats.median_us * 1e3);

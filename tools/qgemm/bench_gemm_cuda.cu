@@ -122,14 +122,7 @@ double same_size_copy_gbps(Context& ctx, double bytes) {
 
 void add_record(Context& ctx, const ShapeBuffers& s, const std::string& impl, const TimingStats& stats,
                 double bytes, std::map<std::string, double> extra = {}) {
-  BenchRecord r;
-  r.op = "scaled_mm";
-  r.impl = impl;
-  r.shape = shape_name(s.m, s.n, s.k);
-  r.device = "cuda";
-  r.median_us = stats.median_us;
-  r.min_us = stats.min_us;
-  r.runs = stats.runs;
+  BenchRecord r = timed_record("scaled_mm", impl, shape_name(s.m, s.n, s.k), "cuda", stats);
   r.ops = 2.0 * s.m * s.n * s.k;
   r.bytes = bytes;
   r.extra = std::move(extra);

@@ -158,13 +158,7 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
     const TimingStats off_stats = summarize(off), on_stats = summarize(on);
     for (bool pdl : {false, true}) {
       const TimingStats& stats = pdl ? on_stats : off_stats;
-      BenchRecord r;
-      r.op = call.op;
-      r.impl = call.impl + (pdl ? "-pdl-on" : "-pdl-off");
-      r.shape = call.shape;
-      r.device = "cuda";
-      r.median_us = stats.median_us;
-      r.min_us = stats.min_us;
+      BenchRecord r = timed_record(call.op, call.impl + (pdl ? "-pdl-on" : "-pdl-off"), call.shape, "cuda", stats);
       r.runs = stats.runs * batch;
       r.bytes = call.bytes;
       r.extra["frac_of_copy_bw"] = call.bytes / (r.median_us * 1e3) / copy_gbps;

@@ -33,14 +33,7 @@ void bench_quant_cpu(const Options& options, BenchReport& report) {
     const int warmup = options.get_int("warmup", 1);
     const double bytes = static_cast<double>(t * h * 3 + t * 4);
     auto add = [&](const char* impl, const TimingStats& st) {
-      BenchRecord r;
-      r.op = "quant";
-      r.impl = impl;
-      r.shape = std::to_string(t) + "x" + std::to_string(h);
-      r.device = "cpu";
-      r.median_us = st.median_us;
-      r.min_us = st.min_us;
-      r.runs = st.runs;
+      BenchRecord r = timed_record("quant", impl, std::to_string(t) + "x" + std::to_string(h), "cpu", st);
       r.bytes = bytes;
       report.add(r);
     };

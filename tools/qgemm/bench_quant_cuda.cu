@@ -84,14 +84,7 @@ void bench_quant_cuda(const Options& options, BenchReport& report) {
     };
     auto record = [&](const std::string& impl, const TimingStats& host, const TimingStats& device, double bytes,
                       double same_size_gbps) {
-      BenchRecord r;
-      r.op = "quant";
-      r.impl = impl;
-      r.shape = shape;
-      r.device = "cuda";
-      r.median_us = host.median_us;
-      r.min_us = host.min_us;
-      r.runs = host.runs;
+      BenchRecord r = timed_record("quant", impl, shape, "cuda", host);
       r.bytes = bytes;
       r.extra["device_us"] = device.median_us;
       r.extra["frac_of_copy_bw"] = bytes / (device.median_us * 1e3) / copy_gbps;

@@ -195,14 +195,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         const double act_bytes = static_cast<double>(m * k * 2 + m * n * 2);
         auto record = [&](const std::string& impl, const TimingStats& st, double bytes, double cublas_us,
                           double host_us = 0) {
-          BenchRecord r;
-          r.op = "weight_only_mm";
-          r.impl = impl;
-          r.shape = shape;
-          r.device = "cuda";
-          r.median_us = st.median_us;
-          r.min_us = st.min_us;
-          r.runs = st.runs;
+          BenchRecord r = timed_record("weight_only_mm", impl, shape, "cuda", st);
           r.ops = 2.0 * m * n * k;
           r.bytes = bytes;
           r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
