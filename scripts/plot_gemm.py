@@ -70,6 +70,14 @@ def summary(table, copy_gbps):
             worst = min(rs, key=lambda x: x[1])
             lines.append(f"{num} vs {den}, M >= {min_m}: geomean {geomean([r for _, r in rs]):.2f}x, "
                          f"min {worst[1]:.2f}x at {'x'.join(map(str, worst[0]))}")
+    # --rounds: how far each implementation's round medians spread.
+    spreads = sorted((r["round_spread"], s, impl) for s in table for impl, r in table[s].items() if "round_spread" in r)
+    if spreads:
+        rounds = sorted({int(r["rounds"]) for s in table for r in table[s].values() if "rounds" in r})
+        top = spreads[-1]
+        lines.append(f"rounds {'/'.join(map(str, rounds))}: round spread (max - min) / median, median "
+                     f"{100 * spreads[len(spreads) // 2][0]:.2f} %, largest {100 * top[0]:.1f} % "
+                     f"({top[2]} at {'x'.join(map(str, top[1]))})")
     for impl in ["qgemm-int8", "qgemm-fp8", "qgemm-fp8-fast", "cublaslt-int8", "cublaslt-fp8"]:
         fr = [(s, table[s][impl].get("weight_bw_fraction", 0)) for s in sorted(table) if s[0] <= 16 and impl in table[s]]
         if fr:
@@ -136,7 +144,10 @@ def main():
     ap.add_argument("--md", help="also write the summary and sweep lines to this file")
     args = ap.parse_args()
     data, table, copy_gbps = load(args.json)
-    out = [f"device: {data['device']}  commit: {data['commit']}"] + summary(table, copy_gbps)
+    out = [f"device: {data['device']}  commit: {data['commit']}"]
+    if data.get("note"):
+        out.append(f"note: {data['note']}")
+    out += summary(table, copy_gbps)
     sweep = sweep_report(table)
     if sweep:
         out += ["", "sweep (median us per kernel config):"] + sweep
