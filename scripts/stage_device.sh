@@ -4,7 +4,13 @@
 # GoogleTest), stripped and xz-compressed, with the commit they were built
 # at; and the CUTLASS headers as cutlass.tar.xz. Carry it with `carry: [".carry"]`.
 #
-#   scripts/stage_device.sh [--build DIR] [NAME ...]
+#   scripts/stage_device.sh [--build DIR] [--hide-results] [NAME ...]
+#   scripts/stage_device.sh --restore-results
+#
+# The device tool also carries the tracked tree, and bench/results (~22 MiB
+# of JSON) leaves no room for the CLI: --hide-results moves it to .hold/
+# (git-ignored, not carried) after staging; --restore-results moves it back
+# (before committing anything). The COMMIT file ignores that move.
 #
 # NAME: qgemm (the CLI) or a suite (core, fused, gemm, quant, wonly); none:
 # all of them. The device tool carries at most 64 MiB with the working tree
@@ -18,10 +24,20 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build"
-if [ "${1:-}" = "--build" ]; then
-  build="$2"
-  shift 2
-fi
+hide_results=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build="$2"; shift 2 ;;
+    --hide-results) hide_results=1; shift ;;
+    --restore-results)
+      [ -d "$root/.hold/results" ] || { echo "stage_device.sh: no .hold/results to restore" >&2; exit 1; }
+      [ ! -e "$root/bench/results" ] || { echo "stage_device.sh: bench/results exists; .hold/results left as is" >&2; exit 1; }
+      mv "$root/.hold/results" "$root/bench/results"
+      echo "restored bench/results"
+      exit 0 ;;
+    *) break ;;
+  esac
+done
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(qgemm core fused gemm quant wonly)
 rm -rf "$root/.carry/bin"
@@ -41,7 +57,16 @@ xz -T2 -6 "$root/.carry/bin/"qgemm*
 if [ -d "$root/.deps/cutlass" ]; then
   tar -C "$root" -cf - .deps/cutlass | xz -T2 -6 > "$root/.carry/cutlass.tar.xz"
 fi
-git -C "$root" describe --always --dirty --abbrev=12 > "$root/.carry/bin/COMMIT"
+# The commit, "-dirty" when a tracked file outside bench/results differs.
+commit=$(git -C "$root" rev-parse --short=12 HEAD)
+git -C "$root" diff --quiet HEAD -- . ':(exclude)bench/results' || commit="$commit-dirty"
+echo "$commit" > "$root/.carry/bin/COMMIT"
+if [ "$hide_results" = 1 ] && [ -d "$root/bench/results" ]; then
+  [ ! -e "$root/.hold/results" ] || { echo "stage_device.sh: .hold/results exists; restore it first" >&2; exit 1; }
+  mkdir -p "$root/.hold"
+  mv "$root/bench/results" "$root/.hold/results"
+  echo "bench/results moved to .hold/results: scripts/stage_device.sh --restore-results puts it back"
+fi
 # What travels: .carry plus the tracked files (and untracked, not ignored ones).
 carry_bytes=$(du -sb "$root/.carry" | cut -f1)
 tree_bytes=$(git -C "$root" ls-files -z --cached --others --exclude-standard | (cd "$root" && xargs -0 cat 2>/dev/null) | wc -c)
