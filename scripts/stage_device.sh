@@ -69,7 +69,8 @@ if [ "$hide_results" = 1 ] && [ -d "$root/bench/results" ]; then
 fi
 # What travels: .carry plus the tracked files (and untracked, not ignored ones).
 carry_bytes=$(du -sb "$root/.carry" | cut -f1)
-tree_bytes=$(git -C "$root" ls-files -z --cached --others --exclude-standard | (cd "$root" && xargs -0 cat 2>/dev/null) | wc -c)
+# (files moved away, bench/results among them, count 0: cat fails on them)
+tree_bytes=$(git -C "$root" ls-files -z --cached --others --exclude-standard | (cd "$root" && xargs -0 cat 2>/dev/null || true) | wc -c)
 total=$(( (carry_bytes + tree_bytes) / 1048576 ))
 du -sh "$root/.carry/bin/"*
 echo "staged ${names[*]}: .carry $((carry_bytes / 1048576)) MiB + tree $((tree_bytes / 1048576)) MiB = $total MiB"
