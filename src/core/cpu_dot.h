@@ -6,8 +6,22 @@
 
 namespace qgemm::detail {
 
-// Σ a[i]·b[i] in fp32: lane l (of 16) sums the terms i ≡ l (mod 16) in order,
-// then the lanes are added pairwise.
+// Σ a[i]·b[i] in fp32: lane l (of kDotLanes) sums the terms i ≡ l (mod 16) in
+// order, then the lanes are added pairwise.
 float dot_float(const float* a, const float* b, int64_t k);
+
+constexpr int kDotLanes = 16;
+
+// dot_float in pieces, for many pairs at once: for t < tokens and r < rows,
+// the kDotLanes partial sums at lanes + (t·rows + r)·kDotLanes advance over
+// a[t·lda + i] · b[r·ldb + i], i < len (len a multiple of kDotLanes). Zeroed
+// lanes advanced over consecutive pieces of a pair of vectors, then
+// dot_lanes_total, give exactly dot_float of the whole vectors (whose length
+// is a multiple of kDotLanes).
+void dot_lanes_block(float* lanes, const float* a, int64_t lda, int64_t tokens, const float* b, int64_t ldb,
+                     int64_t rows, int64_t len);
+
+// The pairwise sum of kDotLanes partial sums (dot_float's last step).
+float dot_lanes_total(const float* lanes);
 
 }  // namespace qgemm::detail

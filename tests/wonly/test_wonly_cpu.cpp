@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_dot.h"
 #include "wonly/wonly_problem.h"
 
 namespace qgemm::test {
@@ -102,6 +103,61 @@ TEST(WeightOnlyCpuExact, NoRoundingBeforeTheOutput) {
           const auto want = to_half_bits({static_cast<float>(reference(x, w, i, j))}, dtype)[0];
           ASSERT_EQ(x.out[i * x.ldo + j], want) << c.name() << " out[" << i << "," << j << "]";
         }
+      }
+    }
+  }
+}
+
+// The CPU twin is ŵ (wonly_math.h, per element) dotted with a in fp32 by
+// dot_float, then the bias and one rounding: the same bits, whether ŵ is
+// computed per element or tabulated per group (int4 groups of ≥ 32 and int8
+// groups of more than 256, i.e. per channel, take the table; int8 g128 does not),
+// for plain and prepacked weights and group-major parameters.
+TEST(WeightOnlyCpuExact, SameBitsAsPerElementDequantization) {
+  struct Variant {
+    bool int4;
+    int group;  // 0: per channel
+    bool offsets, prepacked, group_major;
+    DType dtype;
+  };
+  const Variant variants[] = {
+      {true, 32, true, false, false, DType::kBFloat16},  {true, 128, true, true, false, DType::kFloat16},
+      {true, 0, false, false, true, DType::kBFloat16},   {true, 64, true, false, true, DType::kFloat16},
+      {false, 128, true, false, false, DType::kBFloat16}, {false, 0, true, true, false, DType::kFloat16},
+      {false, 0, true, false, true, DType::kBFloat16},   {false, 0, false, true, false, DType::kFloat16},
+  };
+  for (const Variant& v : variants) {
+    WonlyCase c;
+    c.m = 3, c.n = 37, c.k = 1024, c.int4 = v.int4, c.group_size = v.group, c.dtype = v.dtype, c.offsets = v.offsets;
+    auto rng = make_rng(static_cast<uint64_t>(v.int4 * 100 + v.group + v.prepacked * 7 + v.group_major * 13));
+    const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, 0, rng);
+    WonlyActs x(c, rng);
+    std::vector<uint8_t> packed;
+    TensorView w_view = w.w_view(w.w.data(), 0, w.n);
+    if (v.prepacked) {
+      const auto shape = weight_only_prepacked_shape(w.n, w.k, w.int4);
+      packed.assign(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0);
+      w_view = TensorView(packed.data(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024});
+      weight_only_prepack(w_view, w.w_view(w.w.data(), 0, w.n));
+    }
+    const std::vector<uint8_t> scales_gm = w.group_major_bytes(w.scales_host(), w.n + 3, 0);
+    const std::vector<uint8_t> offsets_gm = w.offsets.empty() ? std::vector<uint8_t>{}
+                                                              : w.group_major_bytes(w.offsets_host(), w.n + 3, 0);
+    const TensorView scales = v.group_major ? w.group_major_view(scales_gm.data(), w.n + 3, 0)
+                                            : w.scales_view(w.scales_host(), 0, w.n);
+    std::optional<TensorView> offsets = w.offsets_view(w.offsets_host(), 0, w.n);
+    if (offsets && v.group_major) offsets = w.group_major_view(offsets_gm.data(), w.n + 3, 0);
+    weight_only_mm(x.out_view(x.out.data(), x.n, x.ldo), x.a_view(x.a.data()), w_view, scales, offsets, w.group,
+                   x.bias_view(x.bias.data(), 0, x.n));
+
+    std::vector<float> a_row(static_cast<size_t>(c.k)), w_row(static_cast<size_t>(c.k));
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t kk = 0; kk < c.k; ++kk) a_row[kk] = static_cast<float>(x.a_value(i, kk));
+      for (int64_t j = 0; j < c.n; ++j) {
+        for (int64_t kk = 0; kk < c.k; ++kk) w_row[kk] = static_cast<float>(w.w_hat(j, kk, c.dtype));
+        float value = detail::dot_float(a_row.data(), w_row.data(), c.k);
+        if (!x.bias.empty()) value = detail::wonly::add_bias(value, static_cast<float>(x.bias_value(j)));
+        ASSERT_EQ(x.out[i * x.ldo + j], to_half_bits({value}, c.dtype)[0]) << c.name() << " out[" << i << "," << j << "]";
       }
     }
   }

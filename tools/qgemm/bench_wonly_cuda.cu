@@ -1,4 +1,5 @@
-// `qgemm bench wonly` (GPU): weight_only_mm (W4A16 group 128 plain and
+// `qgemm bench wonly`, the GPU part (the command and its CPU part:
+// bench_wonly.cpp): weight_only_mm (W4A16 group 128 plain and
 // prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"), and
 // with group-major fp32 ones ("-group-major"), W8A16 per channel plain and
 // prepacked, bf16) against cuBLAS bf16 GEMM on the same
@@ -319,11 +320,6 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     }
   }
   cublasDestroy(handle);
-}
-
-int cmd_bench_wonly(int argc, char** argv) {
-  return run_gpu_bench_command(argc, argv, {"shapes", "tokens", "sweep", "rounds", "cooldown", "json", "warmup", "runs"}, bench_wonly_cuda,
-                               "bench_wonly.json");
 }
 
 }  // namespace qgemm::tools

@@ -28,8 +28,10 @@ void bench_fused_cuda(const Options& options, BenchReport& report);
 // `qgemm bench fused --sweep`: every launch config per shape (bench_fused_sweep.cu).
 void bench_fused_sweep_cuda(const Options& options, BenchReport& report);
 
-// `qgemm bench wonly` (GPU only): bench_wonly_cuda.cu.
+// `qgemm bench wonly`: CPU part (bench_wonly.cpp) and, in CUDA builds, the
+// GPU part with cuBLAS bf16 (bench_wonly_cuda.cu).
 int cmd_bench_wonly(int argc, char** argv);
+void bench_wonly_cpu(const Options& options, BenchReport& report);
 void bench_wonly_cuda(const Options& options, BenchReport& report);
 
 // `qgemm bench pdl` (GPU only): back-to-back calls with programmatic

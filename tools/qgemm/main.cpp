@@ -27,9 +27,9 @@ void usage() {
       "             [--json FILE] [--warmup W] [--runs R]\n"
       "                             time the fused norm/activation + quantize ops (GPU: vs copy\n"
       "                             bandwidth and the unfused peer; --sweep: every launch config)\n"
-      "  bench wonly [--shapes NxK,...] [--tokens M,...] [--sweep] [--json FILE]\n"
-      "             [--warmup W] [--runs R] [--rounds N] [--cooldown MS]\n"
-      "                             time weight_only_mm (W4A16, W8A16) vs cuBLAS bf16 on the GPU\n"
+      "  bench wonly [--device cpu|cuda|all] [--shapes NxK,...] [--tokens M,...] [--json FILE]\n"
+      "             [--warmup W] [--runs R] [--sweep] [--rounds N] [--cooldown MS] (the last three: GPU)\n"
+      "                             time weight_only_mm (W4A16, W8A16; GPU: vs cuBLAS bf16)\n"
       "  bench pdl [--json FILE] [--warmup W] [--runs R] [--batch B]\n"
       "                             back-to-back decode-size calls on the GPU with programmatic\n"
       "                             dependent launch off and on (qgemm/launch.h)\n"
@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
       if (op == "gemm") return cmd_bench_gemm(argc, argv);
       if (op == "quant") return cmd_bench_quant(argc, argv);
       if (op == "fused") return cmd_bench_fused(argc, argv);
-#if QGEMM_WITH_CUDA
       if (op == "wonly") return cmd_bench_wonly(argc, argv);
+#if QGEMM_WITH_CUDA
       if (op == "pdl") return cmd_bench_pdl(argc, argv);
 #endif
       std::fprintf(stderr, "qgemm bench: unknown op '%s'\n", op.c_str());
