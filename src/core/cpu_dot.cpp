@@ -1,6 +1,7 @@
 // The fixed-order fp32 dot product of cpu_dot.h, compiled for several ISAs.
 #include "core/cpu_dot.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/cpu_simd.h"
@@ -83,6 +84,24 @@ float dot_lanes_total(const float* lanes) {
     for (int l = 0; l < width; ++l) sums[l] += sums[l + width];
   }
   return sums[0];
+}
+
+void dot_panel(float* dots, float* lanes, const float* a, int64_t lda, int64_t tokens, const float* b, int64_t ldb,
+               int64_t rows, int64_t k) {
+  constexpr int64_t kBlock = 512;  // k per pass: a 16-token block and 8 rows take 48 KB
+  const int64_t pairs = tokens * rows;
+  std::fill(lanes, lanes + pairs * kDotLanes, 0.0f);
+  const int64_t k_main = k - k % kDotLanes;
+  for (int64_t k0 = 0; k0 < k_main; k0 += kBlock) {
+    dot_lanes_block(lanes, a + k0, lda, tokens, b + k0, ldb, rows, std::min(kBlock, k_main - k0));
+  }
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* sums = lanes + (t * rows + r) * kDotLanes;
+      for (int64_t i = k_main; i < k; ++i) sums[i - k_main] += a[t * lda + i] * b[r * ldb + i];  // dot_float's tail
+      dots[t * rows + r] = dot_lanes_total(sums);
+    }
+  }
 }
 
 float dot_float(const float* a, const float* b, int64_t k) {

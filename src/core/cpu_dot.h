@@ -24,4 +24,11 @@ void dot_lanes_block(float* lanes, const float* a, int64_t lda, int64_t tokens, 
 // The pairwise sum of kDotLanes partial sums (dot_float's last step).
 float dot_lanes_total(const float* lanes);
 
+// dots[t·rows + r] = dot_float(a + t·lda, b + r·ldb, k) for t < tokens and
+// r < rows, bit for bit, computed k block by k block so that a block of
+// tokens and a panel of rows stay in cache. `lanes`: scratch of
+// tokens·rows·kDotLanes floats.
+void dot_panel(float* dots, float* lanes, const float* a, int64_t lda, int64_t tokens, const float* b, int64_t ldb,
+               int64_t rows, int64_t k);
+
 }  // namespace qgemm::detail

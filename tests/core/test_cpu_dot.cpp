@@ -71,5 +71,28 @@ TEST(CpuDot, LanesBlockInPiecesEqualsDotFloat) {
   }
 }
 
+// Many k blocks, a tail of k % 16 elements, 1…9 rows and up to 16 tokens:
+// every value dot_float's.
+TEST(CpuDot, PanelEqualsDotFloatPerPair) {
+  std::mt19937 rng(13);
+  for (int64_t k : {7, 48, 520, 1301}) {
+    for (int64_t tokens : {1, 5, 16}) {
+      for (int64_t rows : {1, 4, 9}) {
+        const int64_t lda = k + 3, ldb = k + 5;
+        const auto a = random_vector(rng, tokens * lda), b = random_vector(rng, rows * ldb);
+        std::vector<float> lanes(static_cast<size_t>(tokens * rows * kDotLanes), 1.0f);  // dirty: dot_panel zeroes it
+        std::vector<float> dots(static_cast<size_t>(tokens * rows));
+        dot_panel(dots.data(), lanes.data(), a.data(), lda, tokens, b.data(), ldb, rows, k);
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t r = 0; r < rows; ++r) {
+            EXPECT_EQ(bits(dots[t * rows + r]), bits(dot_float(a.data() + t * lda, b.data() + r * ldb, k)))
+                << "k=" << k << " tokens=" << tokens << " rows=" << rows << " t=" << t << " r=" << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qgemm::detail

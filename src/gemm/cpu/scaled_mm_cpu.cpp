@@ -118,7 +118,9 @@ void widen_fp8(const uint8_t* bytes, int64_t count, int64_t length, int64_t stri
 }
 
 // fp8: A is widened to fp32 once; each task widens one panel of kColBlock
-// columns of B and sweeps every row of A past it.
+// columns of B and sweeps every row of A past it, kFp8RowBlock rows at a
+// time (dot_panel: each value dot_float's, bit for bit).
+constexpr int64_t kFp8RowBlock = 16;
 void scaled_mm_fp8(const ScaledMmArgs& args) {
   const auto* a_bytes = static_cast<const uint8_t*>(args.a);
   const auto* b_bytes = static_cast<const uint8_t*>(args.b);
@@ -133,15 +135,18 @@ void scaled_mm_fp8(const ScaledMmArgs& args) {
 #pragma omp parallel
   {
     std::vector<float> panel(static_cast<size_t>(kColBlock * args.k));
+    std::vector<float> lanes(static_cast<size_t>(kFp8RowBlock * kColBlock * kDotLanes));
+    std::vector<float> dots(static_cast<size_t>(kFp8RowBlock * kColBlock));
 #pragma omp for schedule(static)
     for (int64_t cb = 0; cb < col_blocks; ++cb) {
       const int64_t col0 = cb * kColBlock;
       const int64_t cols = std::min(args.n, col0 + kColBlock) - col0;
       widen_fp8(b_bytes + col0 * args.ldb, cols, args.k, args.ldb, panel.data());
-      for (int64_t row = 0; row < args.m; ++row) {
-        for (int64_t c = 0; c < cols; ++c) {
-          const float acc = dot_float(&a[row * args.k], &panel[c * args.k], args.k);
-          epilogue.store_float_acc(row, col0 + c, acc);
+      for (int64_t row0 = 0; row0 < args.m; row0 += kFp8RowBlock) {
+        const int64_t rows = std::min(args.m, row0 + kFp8RowBlock) - row0;
+        dot_panel(dots.data(), lanes.data(), &a[row0 * args.k], args.k, rows, panel.data(), args.k, cols, args.k);
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t c = 0; c < cols; ++c) epilogue.store_float_acc(row0 + r, col0 + c, dots[r * cols + c]);
         }
       }
     }

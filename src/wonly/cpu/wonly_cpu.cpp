@@ -22,8 +22,8 @@ namespace qgemm::detail {
 namespace {
 
 // A task: kPanelRows weight rows, dequantized once, against every token,
-// kTokenBlock tokens and kKBlock k at a time (a multiple of kDotLanes).
-constexpr int64_t kPanelRows = 8, kTokenBlock = 16, kKBlock = 512;
+// kTokenBlock tokens at a time (dot_panel).
+constexpr int64_t kPanelRows = 8, kTokenBlock = 16;
 
 // ŵ[row, 0..K) into `dst` (fp32 values exactly representable in the dtype).
 // Within a group every element with the same code q has the same ŵ, so where
@@ -85,23 +85,19 @@ void weight_only_mm_cpu(const WeightOnlyArgs& args) {
   {
     std::vector<float> panel(static_cast<size_t>(kPanelRows * k));
     std::vector<float> lanes(static_cast<size_t>(kTokenBlock * kPanelRows * kDotLanes));
+    std::vector<float> dots(static_cast<size_t>(kTokenBlock * kPanelRows));
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < panels; ++p) {
       const int64_t col0 = p * kPanelRows;
       const int64_t cols = std::min(n, col0 + kPanelRows) - col0;
       for (int64_t c = 0; c < cols; ++c) dequantize_row(args, col0 + c, &panel[c * k]);
-      // dot_float(a[token], ŵ[col]) for a block of tokens at a time, k block
-      // by k block, so that the panel's block and the tokens' stay in cache.
       for (int64_t t0 = 0; t0 < m; t0 += kTokenBlock) {
         const int64_t tokens = std::min(m, t0 + kTokenBlock) - t0;
-        std::fill(lanes.begin(), lanes.end(), 0.0f);
-        for (int64_t k0 = 0; k0 < k; k0 += kKBlock) {
-          dot_lanes_block(lanes.data(), &a[t0 * k + k0], k, tokens, &panel[k0], k, cols, std::min(kKBlock, k - k0));
-        }
+        dot_panel(dots.data(), lanes.data(), &a[t0 * k], k, tokens, panel.data(), k, cols, k);
         for (int64_t t = 0; t < tokens; ++t) {
           for (int64_t c = 0; c < cols; ++c) {
             const int64_t col = col0 + c;
-            float value = dot_lanes_total(&lanes[(t * cols + c) * kDotLanes]);
+            float value = dots[t * cols + c];
             if (args.bias) value = wonly::add_bias(value, load_float(args.bias, col, args.dtype));
             store_float(args.out, (t0 + t) * args.ldo + col, args.dtype, value);
           }
