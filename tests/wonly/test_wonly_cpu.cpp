@@ -14,16 +14,22 @@
 namespace qgemm::test {
 namespace {
 
+// The view of w's weight the op reads: plain, or prepacked into `packed`
+// (first filled with 0xcd, which the prepack's padding must overwrite).
+TensorView weight_view(const WonlyWeights& w, bool prepacked, std::vector<uint8_t>& packed) {
+  const TensorView plain = w.w_view(w.w.data(), 0, w.n);
+  if (!prepacked) return plain;
+  const auto shape = weight_only_prepacked_shape(w.n, w.k, w.int4);
+  packed.assign(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0xcd);
+  const TensorView view(packed.data(), plain.dtype(), {shape.row_blocks, shape.k_tiles, 1024});
+  weight_only_prepack(view, plain);
+  return view;
+}
+
 // Runs the CPU op on (x, w) into x.out; prepacks first when asked.
 void run_cpu(const WonlyCase& c, const WonlyWeights& w, WonlyActs& x) {
   std::vector<uint8_t> packed;
-  TensorView w_view = w.w_view(w.w.data(), 0, w.n);
-  if (c.prepacked) {
-    const auto shape = weight_only_prepacked_shape(w.n, w.k, w.int4);
-    packed.assign(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0xcd);
-    w_view = TensorView(packed.data(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024});
-    weight_only_prepack(w_view, w.w_view(w.w.data(), 0, w.n));
-  }
+  const TensorView w_view = weight_view(w, c.prepacked, packed);
   weight_only_mm(x.out_view(x.out.data(), x.n, x.ldo), x.a_view(x.a.data()), w_view,
                  w.scales_view(w.scales_host(), 0, w.n), w.offsets_view(w.offsets_host(), 0, w.n),
                  w.group, x.bias_view(x.bias.data(), 0, x.n));
@@ -133,13 +139,7 @@ TEST(WeightOnlyCpuExact, SameBitsAsPerElementDequantization) {
     const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, 0, rng);
     WonlyActs x(c, rng);
     std::vector<uint8_t> packed;
-    TensorView w_view = w.w_view(w.w.data(), 0, w.n);
-    if (v.prepacked) {
-      const auto shape = weight_only_prepacked_shape(w.n, w.k, w.int4);
-      packed.assign(static_cast<size_t>(shape.row_blocks * shape.k_tiles * 1024), 0);
-      w_view = TensorView(packed.data(), w_view.dtype(), {shape.row_blocks, shape.k_tiles, 1024});
-      weight_only_prepack(w_view, w.w_view(w.w.data(), 0, w.n));
-    }
+    const TensorView w_view = weight_view(w, v.prepacked, packed);
     const std::vector<uint8_t> scales_gm = w.group_major_bytes(w.scales_host(), w.n + 3, 0);
     const std::vector<uint8_t> offsets_gm = w.offsets.empty() ? std::vector<uint8_t>{}
                                                               : w.group_major_bytes(w.offsets_host(), w.n + 3, 0);

@@ -198,6 +198,24 @@ int run_gpu_bench_command(int argc, char** argv, std::vector<std::string> accept
   return 0;
 }
 
+int run_bench_parts(const Options& options, const std::string& command_line, const BenchPart& cpu,
+                    const BenchPart& cuda, const char* default_json) {
+  const std::string device = options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
+  if (device != "cpu" && device != "cuda" && device != "all") {
+    throw std::invalid_argument("--device: expected cpu, cuda or all, got '" + device + "'");
+  }
+  if (device != "cpu" && !cuda) throw std::runtime_error("--device " + device + ": this build has no CUDA backend");
+  if (device != "cpu" && qgemm::cuda_device_count() == 0) {
+    throw std::runtime_error("--device " + device + ": no CUDA GPU found");
+  }
+  BenchReport report(device == "cpu" ? cpu_name() : "", command_line);  // the GPU part names its device
+  if (device != "cuda") cpu(options, report);
+  if (device != "cpu") cuda(options, report);
+  report.print_table();
+  if (options.has("json")) report.write_json(options.get("json", default_json));
+  return 0;
+}
+
 std::string command_line_string(int argc, char** argv) {
   std::string s = "qgemm";
   for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];

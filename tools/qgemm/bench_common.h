@@ -85,6 +85,17 @@ std::vector<BenchRecord> merge_rounds(const std::vector<BenchReport>& rounds);
 
 std::string command_line_string(int argc, char** argv);
 
+// One backend's part of a `qgemm bench <op>`.
+using BenchPart = std::function<void(const Options&, BenchReport&)>;
+
+// Runs the parts of a `qgemm bench <op>` that --device names: cpu, cuda or
+// all (default: cuda where a GPU is present). `cuda` is empty in builds
+// without the CUDA backend; asking for it there, or on a machine without a
+// GPU, is an error. Prints the table and writes --json (default file name
+// `default_json`); returns the exit code.
+int run_bench_parts(const Options& options, const std::string& command_line, const BenchPart& cpu,
+                    const BenchPart& cuda, const char* default_json);
+
 // A GPU-only `qgemm bench <op>`: parses the options the command accepts,
 // runs `bench`, prints the table and writes --json (default file name
 // `default_json`); returns the exit code.

@@ -12,7 +12,6 @@
 #include "commands.h"
 #include "core/numeric.h"
 #include "qgemm/fused.h"
-#include "qgemm/version.h"
 
 namespace qgemm::tools {
 namespace {
@@ -56,25 +55,8 @@ void bench_fused_cpu(const Options& options, BenchReport& report) {
 
 int cmd_bench_fused(int argc, char** argv) {
   const Options options(argc, argv, 3, {"device", "shapes", "ops", "sweep", "json", "warmup", "runs"});
-  const std::string device = options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
-  BenchReport report(device == "cpu" ? cpu_name() : "", command_line_string(argc, argv));
-  if (device == "cpu") {
-    bench_fused_cpu(options, report);
-  } else {
-#if QGEMM_WITH_CUDA
-    if (qgemm::cuda_device_count() == 0) throw std::runtime_error("--device cuda: no CUDA GPU found");
-    if (options.has("sweep")) {
-      bench_fused_sweep_cuda(options, report);
-    } else {
-      bench_fused_cuda(options, report);
-    }
-#else
-    throw std::runtime_error("--device cuda: this build has no CUDA backend");
-#endif
-  }
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_fused.json"));
-  return 0;
+  return run_bench_parts(options, command_line_string(argc, argv), bench_fused_cpu, QGEMM_CUDA_PART(bench_fused_cuda),
+                         "bench_fused.json");
 }
 
 }  // namespace qgemm::tools

@@ -170,6 +170,10 @@ void run_unfused(const Variant& v, const ShapeBuffers& b, int set, cudaStream_t 
 }  // namespace
 
 void bench_fused_cuda(const Options& options, BenchReport& report) {
+  if (options.has("sweep")) {  // every launch config instead (bench_fused_sweep.cu)
+    bench_fused_sweep_cuda(options, report);
+    return;
+  }
   report.set_device_name(cuda::device_name(0));
   cudaStream_t stream = nullptr;
   const int warmup = options.get_int("warmup", 10), runs = options.get_int("runs", 100);

@@ -12,7 +12,6 @@
 #include "commands.h"
 #include "core/numeric.h"
 #include "qgemm/gemm.h"
-#include "qgemm/version.h"
 
 #if QGEMM_WITH_CUDA
 #include "bench_gemm_sweep.h"
@@ -86,26 +85,11 @@ void bench_gemm_cpu(const Options& options, BenchReport& report) {
 
 int cmd_bench_gemm(int argc, char** argv) {
   const Options options(argc, argv, 3, {"device", "shapes", "fp8", "sweep", "kernels", "rounds", "cooldown", "no-peers", "no-workspace", "json", "warmup", "runs"});
-  const std::string device =
-      options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
-  std::string device_name = cpu_name();
 #if QGEMM_WITH_CUDA
-  if (device != "cpu") device_name = "";  // filled in by the GPU part
   gemm_sweep_selection(options.get("kernels", ""));  // an unknown name fails before anything runs
 #endif
-  BenchReport report(device_name, command_line_string(argc, argv));
-  if (device == "cpu" || device == "all") bench_gemm_cpu(options, report);
-  if (device == "cuda" || device == "all") {
-#if QGEMM_WITH_CUDA
-    if (qgemm::cuda_device_count() == 0) throw std::runtime_error("--device cuda: no CUDA GPU found");
-    bench_gemm_cuda(options, report);
-#else
-    throw std::runtime_error("--device cuda: this build has no CUDA backend");
-#endif
-  }
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_gemm.json"));
-  return 0;
+  return run_bench_parts(options, command_line_string(argc, argv), bench_gemm_cpu, QGEMM_CUDA_PART(bench_gemm_cuda),
+                         "bench_gemm.json");
 }
 
 }  // namespace qgemm::tools

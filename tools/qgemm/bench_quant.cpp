@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "core/numeric.h"
 #include "qgemm/quant.h"
-#include "qgemm/version.h"
 
 namespace qgemm::tools {
 
@@ -45,20 +44,8 @@ void bench_quant_cpu(const Options& options, BenchReport& report) {
 
 int cmd_bench_quant(int argc, char** argv) {
   const Options options(argc, argv, 3, {"device", "shapes", "json", "warmup", "runs"});
-  const std::string device = options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
-  BenchReport report(device == "cpu" ? cpu_name() : "", command_line_string(argc, argv));
-  if (device == "cpu" || device == "all") bench_quant_cpu(options, report);
-  if (device == "cuda" || device == "all") {
-#if QGEMM_WITH_CUDA
-    if (qgemm::cuda_device_count() == 0) throw std::runtime_error("--device cuda: no CUDA GPU found");
-    bench_quant_cuda(options, report);
-#else
-    throw std::runtime_error("--device cuda: this build has no CUDA backend");
-#endif
-  }
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_quant.json"));
-  return 0;
+  return run_bench_parts(options, command_line_string(argc, argv), bench_quant_cpu, QGEMM_CUDA_PART(bench_quant_cuda),
+                         "bench_quant.json");
 }
 
 }  // namespace qgemm::tools

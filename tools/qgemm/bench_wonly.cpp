@@ -12,7 +12,6 @@
 #include "bench_common.h"
 #include "commands.h"
 #include "core/numeric.h"
-#include "qgemm/version.h"
 #include "qgemm/weight_only.h"
 
 namespace qgemm::tools {
@@ -68,20 +67,8 @@ void bench_wonly_cpu(const Options& options, BenchReport& report) {
 int cmd_bench_wonly(int argc, char** argv) {
   const Options options(argc, argv, 3,
                         {"device", "shapes", "tokens", "sweep", "rounds", "cooldown", "json", "warmup", "runs"});
-  const std::string device = options.get("device", qgemm::cuda_device_count() > 0 ? "cuda" : "cpu");
-  BenchReport report(device == "cpu" ? cpu_name() : "", command_line_string(argc, argv));
-  if (device == "cpu" || device == "all") bench_wonly_cpu(options, report);
-  if (device == "cuda" || device == "all") {
-#if QGEMM_WITH_CUDA
-    if (qgemm::cuda_device_count() == 0) throw std::runtime_error("--device cuda: no CUDA GPU found");
-    bench_wonly_cuda(options, report);
-#else
-    throw std::runtime_error("--device cuda: this build has no CUDA backend");
-#endif
-  }
-  report.print_table();
-  if (options.has("json")) report.write_json(options.get("json", "bench_wonly.json"));
-  return 0;
+  return run_bench_parts(options, command_line_string(argc, argv), bench_wonly_cpu, QGEMM_CUDA_PART(bench_wonly_cuda),
+                         "bench_wonly.json");
 }
 
 }  // namespace qgemm::tools

@@ -5,6 +5,14 @@
 
 namespace qgemm::tools {
 
+// A command's GPU part (run_bench_parts), or none in builds without the CUDA
+// backend, where the GPU functions below are not defined.
+#if QGEMM_WITH_CUDA
+#define QGEMM_CUDA_PART(part) BenchPart(part)
+#else
+#define QGEMM_CUDA_PART(part) BenchPart()
+#endif
+
 int cmd_info(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 
@@ -21,7 +29,8 @@ void bench_quant_cpu(const Options& options, BenchReport& report);
 void bench_quant_cuda(const Options& options, BenchReport& report);
 
 // `qgemm bench fused`: CPU part (bench_fused.cpp) and, in CUDA builds, the
-// GPU part with the unfused peer (bench_fused_cuda.cu, bench_fused_peers.cuh).
+// GPU part with the unfused peer (bench_fused_cuda.cu, bench_fused_peers.cuh;
+// with --sweep, bench_fused_sweep_cuda instead).
 int cmd_bench_fused(int argc, char** argv);
 void bench_fused_cpu(const Options& options, BenchReport& report);
 void bench_fused_cuda(const Options& options, BenchReport& report);
