@@ -88,7 +88,7 @@ float dot_lanes_total(const float* lanes) {
 
 void dot_panel(float* dots, float* lanes, const float* a, int64_t lda, int64_t tokens, const float* b, int64_t ldb,
                int64_t rows, int64_t k) {
-  constexpr int64_t kBlock = 512;  // k per pass: a 16-token block and 8 rows take 48 KB
+  constexpr int64_t kBlock = 512;  // k per pass: 2 KB of each token's and each row's vector
   const int64_t pairs = tokens * rows;
   std::fill(lanes, lanes + pairs * kDotLanes, 0.0f);
   const int64_t k_main = k - k % kDotLanes;
@@ -105,11 +105,9 @@ void dot_panel(float* dots, float* lanes, const float* a, int64_t lda, int64_t t
 }
 
 float dot_float(const float* a, const float* b, int64_t k) {
-  float lanes[kDotLanes] = {};
-  const int64_t k_main = k - k % kDotLanes;
-  dot_lanes_block(lanes, a, 0, 1, b, 0, 1, k_main);
-  for (int64_t i = k_main; i < k; ++i) lanes[i - k_main] += a[i] * b[i];
-  return dot_lanes_total(lanes);
+  float lanes[kDotLanes], dot;
+  dot_panel(&dot, lanes, a, 0, 1, b, 0, 1, k);
+  return dot;
 }
 
 }  // namespace qgemm::detail

@@ -27,14 +27,15 @@ constexpr int64_t kPanelRows = 8, kTokenBlock = 16;
 
 // ŵ[row, 0..K) into `dst` (fp32 values exactly representable in the dtype).
 // Within a group every element with the same code q has the same ŵ, so where
-// a group holds more elements than there are codes (int4: 16 codes, groups of
-// ≥ 32; int8: 256 codes, groups of ≥ 512, e.g. per channel) the group's ŵ is
-// tabulated once per code: the same values, computed 2–16× less often.
+// a group holds more elements than there are codes (int4: 16 codes, every
+// group size, ≥ 32; int8: 256 codes, groups of more than 256, i.e. per
+// channel) the group's ŵ is tabulated once per code: the same values,
+// computed 2–16× less often.
 void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
   const bool is_bf16 = args.dtype == DType::kBFloat16;
   const int64_t elems = args.chunk_elems();
   const int codes = args.int4 ? 16 : 256;
-  const bool tabulate = args.group_size > codes;
+  const bool tabulate = args.group_size > codes;  // always for int4
   float table[256];  // ŵ of code q (int4) or q + 128 (int8) in the current group
   int64_t table_group = -1;
   float scale = 0.0f, offset = 0.0f;
@@ -55,7 +56,7 @@ void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
       table_group = group;
     }
     float* out = dst + c * elems;
-    if (args.int4 && tabulate) {
+    if (args.int4) {
       for (int64_t b = 0; b < elems / 2; ++b) {  // element 2b: the low nibble of byte b (wonly::int4_at)
         out[2 * b] = table[chunk[b] & 0x0f];
         out[2 * b + 1] = table[chunk[b] >> 4];
@@ -63,10 +64,7 @@ void dequantize_row(const WeightOnlyArgs& args, int64_t row, float* dst) {
     } else if (tabulate) {
       for (int64_t j = 0; j < elems; ++j) out[j] = table[static_cast<int8_t>(chunk[j]) + 128];
     } else {
-      for (int64_t j = 0; j < elems; ++j) {
-        const int q = args.int4 ? wonly::int4_at(chunk, j) : static_cast<int8_t>(chunk[j]);
-        out[j] = wonly::dequant_exact(q, scale, offset, is_bf16);
-      }
+      for (int64_t j = 0; j < elems; ++j) out[j] = wonly::dequant_exact(static_cast<int8_t>(chunk[j]), scale, offset, is_bf16);
     }
   }
 }
