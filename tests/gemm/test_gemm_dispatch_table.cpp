@@ -8,6 +8,7 @@
 #include <iterator>
 #include <vector>
 
+#include "core/dram_bandwidth.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/skinny_stream_launch.h"
 #include "gemm/cuda/sm90_tile_swizzle.h"
@@ -315,6 +316,8 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
 // The Hopper decode kernel's CTAs per SM (skinny_stream_launch.h) on an
 // H100 (two fit per SM): the fewest tiles on the busiest SM, and on a tie one
 // CTA while M·K token bytes fit in L1 beside its stages.
+constexpr int64_t kH100DramGbps = 3352;  // 2619 MHz × 2 × 5120 bits
+constexpr int64_t kH200DramGbps = 4916;  // 3201 MHz × 2 × 6144 bits
 TEST(GemmDispatchTable, SkinnyStreamCtasPerSm) {
   struct Case {
     int64_t m, n, k, most, want;
@@ -341,9 +344,34 @@ TEST(GemmDispatchTable, SkinnyStreamCtasPerSm) {
       {16, 8192, 28672, 3, 2},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(detail::skinny_stream_ctas_per_sm((c.n + 15) / 16, kH100Sms, c.most, c.m * c.k), c.want)
+    EXPECT_EQ(detail::skinny_stream_ctas_per_sm((c.n + 15) / 16, kH100Sms, c.most, c.m * c.k, kH100DramGbps), c.want)
         << c.m << "x" << c.n << "x" << c.k << ", at most " << c.most;
   }
+}
+
+// On an H200 one CTA per SM cannot keep up with the DRAM: every tie takes the
+// most CTAs that fit; where one CTA leaves fewer tiles on the busiest SM, one.
+TEST(GemmDispatchTable, SkinnyStreamCtasPerSmWithFasterDram) {
+  struct Case {
+    int64_t m, n, k, most, want;
+  };
+  const Case cases[] = {
+      {16, 6144, 4096, 2, 1},   // not a tie (3 tiles per SM against 4)
+      {16, 10240, 8192, 2, 1},  // not a tie (5 against 6)
+      {1, 8192, 28672, 2, 2},   {1, 57344, 8192, 2, 2}, {8, 28672, 4096, 2, 2},
+      {16, 8192, 8192, 2, 2},   {1, 4096, 4096, 2, 2},  {16, 8192, 28672, 1, 1},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(detail::skinny_stream_ctas_per_sm((c.n + 15) / 16, kH100Sms, c.most, c.m * c.k, kH200DramGbps), c.want)
+        << c.m << "x" << c.n << "x" << c.k << ", at most " << c.most;
+  }
+  // The threshold is per SM: the H200's bandwidth on twice the SMs is the H100's case.
+  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, 2 * kH100Sms, 2, 8192, kH200DramGbps), 1);
+}
+
+TEST(GemmDispatchTable, PeakDramBandwidthFromClockAndBusWidth) {
+  EXPECT_EQ(detail::peak_dram_gbps(2619000, 5120), 3352);  // H100 SXM
+  EXPECT_EQ(detail::peak_dram_gbps(3201000, 6144), 4916);  // H200
 }
 
 }  // namespace

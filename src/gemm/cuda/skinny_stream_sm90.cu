@@ -21,8 +21,11 @@
 //     1.5× slower);
 //   - each tile's scale, bias and zero-point term loaded when the tile
 //     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs);
-//   - one or two CTAs per SM by how evenly the tiles spread
-//     (skinny_stream_ctas_per_sm, skinny_stream_launch.h);
+//   - one or two CTAs per SM by how evenly the tiles spread, and on a tie
+//     two where one cannot keep up with the DRAM (the H200) or the tokens
+//     overflow L1 (skinny_stream_ctas_per_sm, skinny_stream_launch.h);
+//     fp8 at M ≤ 8 at two per SM takes the plain form, which gains from
+//     the second CTA where the transposed one does not (skinny_stream_sm90);
 //   - K walked forward on a CTA's even tiles and backward on its odd ones,
 //     so that a tile starts on the tokens its predecessor ended with, still
 //     in L1 (0.5–1 % faster geomean, up to 3 %).
@@ -256,17 +259,34 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
 }
 
 template <bool kTransposed, bool kFp8>
-void launch(const ScaledMmArgs& args) {
+constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
+
+// CTAs per SM that skinny_stream_kernel<kTransposed, kFp8> is launched with
+// for args (skinny_stream_ctas_per_sm).
+template <bool kTransposed, bool kFp8>
+int64_t ctas_per_sm(const ScaledMmArgs& args) {
   constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
-  constexpr int kSmem = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
-  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);  // also opts in > 48 KB
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmemBytes<kTransposed, kFp8>);
+  const CudaDeviceInfo device = cuda_device_info(args.device.index);
+  const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / device.sm_count);
+  return skinny_stream_ctas_per_sm((args.n + kColumns - 1) / kColumns, device.sm_count, most_per_sm,
+                                   args.m * args.k, device.dram_gbps);
+}
+
+template <bool kTransposed, bool kFp8>
+void launch(const ScaledMmArgs& args, int64_t per_sm) {
+  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
+  constexpr int kSmem = kSmemBytes<kTransposed, kFp8>;
+  (void)kernel_info<kernel>(args.device.index, kThreads, kSmem);  // opts in to > 48 KB of shared memory
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
-  const int64_t sms = cuda_device_info(args.device.index).sm_count;
-  const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / sms);
-  const int64_t per_sm = skinny_stream_ctas_per_sm(tiles, sms, most_per_sm, args.m * args.k);
-  const int64_t ctas = std::min(tiles, per_sm * sms);
+  const int64_t ctas = std::min(tiles, per_sm * cuda_device_info(args.device.index).sm_count);
   launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
                     args.device.index, args);
+}
+
+template <bool kTransposed, bool kFp8>
+void launch(const ScaledMmArgs& args) {
+  launch<kTransposed, kFp8>(args, ctas_per_sm<kTransposed, kFp8>(args));
 }
 
 }  // namespace
@@ -275,10 +295,19 @@ bool skinny_stream_sm90(const ScaledMmArgs& args) {
   // Bulk copies of B's rows and 16-byte loads of A's, as the register-ring kernel.
   if (args.m > 16 || !operands_aligned(args)) return false;
   const bool fp8 = args.input_dtype != DType::kInt8;
-  if (args.m <= kSkinnyDecodeTransposedMaxM) {
-    fp8 ? launch<true, true>(args) : launch<true, false>(args);
-  } else {
+  if (args.m > kSkinnyDecodeTransposedMaxM) {
     fp8 ? launch<false, true>(args) : launch<false, false>(args);
+  } else if (!fp8) {
+    launch<true, false>(args);
+  } else if (const int64_t plain = ctas_per_sm<false, true>(args); plain > 1) {
+    // fp8 at M ≤ 8 where two CTAs share an SM: the plain form (tokens
+    // padded to 16, each e4m3 word converted once). The transposed form
+    // (ptxas's e4m3 MMA) is 3–4 % faster at one CTA per SM but gains
+    // nothing from a second: H200, ties at two per SM, 1.10× faster
+    // geomean, up to 1.28× (docs/gemm.md, "CTAs per SM on the H200").
+    launch<false, true>(args, plain);
+  } else {
+    launch<true, true>(args);
   }
   QGEMM_CUDA_CHECK(cudaGetLastError());
   return true;
