@@ -24,7 +24,9 @@ int cmd_info(int argc, char** argv) {
   const int devices = qgemm::cuda_device_count();
   std::printf("cuda devices: %d\n", devices);
 #if QGEMM_WITH_CUDA
-  for (int d = 0; d < devices; ++d) std::printf("  cuda:%d %s\n", d, cuda::device_name(d).c_str());
+  for (int d = 0; d < devices; ++d) {
+    std::printf("  cuda:%d %s, peak DRAM %d GB/s\n", d, cuda::device_name(d).c_str(), cuda::peak_dram_gbps(d));
+  }
 #endif
   return 0;
 }

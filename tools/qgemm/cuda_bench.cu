@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/cuda_device_info.h"
 #include "core/numeric.h"
 #include "cuda_bench.h"
 
@@ -24,6 +25,8 @@ std::string device_name(int device) {
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
          ", " + std::to_string(prop.multiProcessorCount) + " SMs)";
 }
+
+int peak_dram_gbps(int device) { return detail::cuda_device_info(device).dram_gbps; }
 
 size_t l2_bytes(int device) {
   int bytes = 0;
