@@ -317,7 +317,7 @@ TEST(GemmDispatchTable, EveryShapeHasARule) {
 // H100 (two fit per SM): the fewest tiles on the busiest SM, and on a tie one
 // CTA while M·K token bytes fit in L1 beside its stages.
 constexpr int64_t kH100DramGbps = 3352;  // 2619 MHz × 2 × 5120 bits
-constexpr int64_t kH200DramGbps = 4916;  // 3201 MHz × 2 × 6144 bits
+constexpr int64_t kH200DramGbps = 4814;  // as the H200 of the device tool reports it (qgemm info)
 TEST(GemmDispatchTable, SkinnyStreamCtasPerSm) {
   struct Case {
     int64_t m, n, k, most, want;
@@ -349,24 +349,29 @@ TEST(GemmDispatchTable, SkinnyStreamCtasPerSm) {
   }
 }
 
-// On an H200 one CTA per SM cannot keep up with the DRAM: every tie takes the
-// most CTAs that fit; where one CTA leaves fewer tiles on the busiest SM, one.
+// On an H200 one CTA per SM cannot keep up with the DRAM: two per SM where
+// the busiest SM's tiles at the DRAM's rate take less time than one CTA's
+// tiles at its own rate — every tie, and N = 10240 (6 tiles against 5) —
+// but not N = 6144 (4 against 3).
 TEST(GemmDispatchTable, SkinnyStreamCtasPerSmWithFasterDram) {
   struct Case {
     int64_t m, n, k, most, want;
   };
   const Case cases[] = {
-      {16, 6144, 4096, 2, 1},   // not a tie (3 tiles per SM against 4)
-      {16, 10240, 8192, 2, 1},  // not a tie (5 against 6)
-      {1, 8192, 28672, 2, 2},   {1, 57344, 8192, 2, 2}, {8, 28672, 4096, 2, 2},
-      {16, 8192, 8192, 2, 2},   {1, 4096, 4096, 2, 2},  {16, 8192, 28672, 1, 1},
+      {16, 6144, 4096, 2, 1},   {1, 6144, 4096, 2, 1},   {16, 10240, 8192, 2, 2}, {1, 10240, 8192, 2, 2},
+      {1, 8192, 28672, 2, 2},   {1, 57344, 8192, 2, 2},  {8, 28672, 4096, 2, 2},  {16, 8192, 8192, 2, 2},
+      {1, 4096, 4096, 2, 2},    {16, 8192, 28672, 1, 1}, {16, 2048, 8192, 2, 1},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(detail::skinny_stream_ctas_per_sm((c.n + 15) / 16, kH100Sms, c.most, c.m * c.k, kH200DramGbps), c.want)
         << c.m << "x" << c.n << "x" << c.k << ", at most " << c.most;
   }
-  // The threshold is per SM: the H200's bandwidth on twice the SMs is the H100's case.
+  // The DRAM's share is per SM: the H200's bandwidth over twice the SMs is below one CTA's rate.
   EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, 2 * kH100Sms, 2, 8192, kH200DramGbps), 1);
+  // An unknown bandwidth (0) keeps the H100's rule.
+  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, kH100Sms, 2, 8192, 0), 1);
+  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(384, kH100Sms, 2, 16 * 28672, 0), 1);
+  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, kH100Sms, 2, 16 * 28672, 0), 2);
 }
 
 TEST(GemmDispatchTable, PeakDramBandwidthFromClockAndBusWidth) {
