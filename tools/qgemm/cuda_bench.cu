@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/cuda_device_info.h"
+#include "core/cuda_dram_bandwidth.h"
 #include "core/numeric.h"
 #include "cuda_bench.h"
 
@@ -26,7 +26,7 @@ std::string device_name(int device) {
          ", " + std::to_string(prop.multiProcessorCount) + " SMs)";
 }
 
-int peak_dram_gbps(int device) { return detail::cuda_device_info(device).dram_gbps; }
+int peak_dram_gbps(int device) { return static_cast<int>(detail::cuda_peak_dram_gbps(device)); }
 
 size_t l2_bytes(int device) {
   int bytes = 0;

@@ -21,7 +21,7 @@ void check(cudaError_t status, const char* what);
 
 std::string device_name(int device = 0);
 size_t l2_bytes(int device = 0);
-// Peak DRAM bandwidth in GB/s, as the library's launch rules read it (core/cuda_device_info.h).
+// Peak DRAM bandwidth in GB/s, as the library's launch rules read it (core/cuda_dram_bandwidth.h).
 int peak_dram_gbps(int device = 0);
 
 // Owning device allocation for benchmarks and demos (never in library code).

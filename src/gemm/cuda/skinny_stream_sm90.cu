@@ -58,6 +58,7 @@
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
+#include "core/cuda_dram_bandwidth.h"
 #include "core/cuda_kernel_info.h"
 #include "core/cuda_launch.cuh"
 #include "core/cuda_mbarrier.cuh"
@@ -270,7 +271,7 @@ int64_t ctas_per_sm(const ScaledMmArgs& args) {
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / device.sm_count);
   return skinny_stream_ctas_per_sm((args.n + kColumns - 1) / kColumns, device.sm_count, most_per_sm,
-                                   args.m * args.k, device.dram_gbps);
+                                   args.m * args.k, cuda_peak_dram_gbps(args.device.index));
 }
 
 template <bool kTransposed, bool kFp8>
