@@ -37,8 +37,9 @@ constexpr int64_t kSkinnyStreamTokensInL1 = 160 * 1024;
 // - H200 (4814 GB/s peak as the runtime reports it: 32 per SM reachable),
 //   the grid's eight weights at M = 1, 8, 16 with 1 and 2 forced: two per SM
 //   1.08× faster for int8 (geomean; up to 1.22× at 16×57344×8192), also at
-//   N = 10240 (5 tiles per SM against 6: 6–7 %), and one at N = 6144 (3
-//   against 4) 7 % faster (docs/gemm.md, "CTAs per SM on the H200").
+//   N = 10240 (6 tiles per SM at two against 5 at one: 6–7 % faster), and
+//   one at N = 6144 (3 tiles against 4) 7 % faster (docs/gemm.md, "CTAs per
+//   SM on the H200").
 inline int64_t skinny_stream_ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes,
                                          int64_t dram_gbps) {
   const double dram_per_sm = kDramStreamEfficiency * static_cast<double>(dram_gbps) / static_cast<double>(sms);

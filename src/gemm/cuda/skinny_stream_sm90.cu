@@ -21,9 +21,11 @@
 //     1.5× slower);
 //   - each tile's scale, bias and zero-point term loaded when the tile
 //     starts, not in its epilogue (16×6144×4096 16.2 → 14.5 µs);
-//   - one or two CTAs per SM by how evenly the tiles spread, and on a tie
-//     two where one cannot keep up with the DRAM (the H200) or the tokens
-//     overflow L1 (skinny_stream_ctas_per_sm, skinny_stream_launch.h);
+//   - one or two CTAs per SM by the time their tiles take: the busiest
+//     SM's tiles over the rate one or two CTAs stream at, which the DRAM
+//     caps (so two wherever one cannot keep up with it, as on the H200),
+//     on a tie two where the tokens overflow L1 (skinny_stream_ctas_per_sm,
+//     skinny_stream_launch.h);
 //     fp8 at M ≤ 8 at two per SM takes the plain form, which gains from
 //     the second CTA where the transposed one does not (skinny_stream_sm90);
 //   - K walked forward on a CTA's even tiles and backward on its odd ones,
