@@ -8,7 +8,6 @@
 #include <iterator>
 #include <vector>
 
-#include "core/dram_bandwidth.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/skinny_stream_launch.h"
 #include "gemm/cuda/sm90_tile_swizzle.h"
@@ -372,11 +371,6 @@ TEST(GemmDispatchTable, SkinnyStreamCtasPerSmWithFasterDram) {
   EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, kH100Sms, 2, 8192, 0), 1);
   EXPECT_EQ(detail::skinny_stream_ctas_per_sm(384, kH100Sms, 2, 16 * 28672, 0), 1);
   EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, kH100Sms, 2, 16 * 28672, 0), 2);
-}
-
-TEST(GemmDispatchTable, PeakDramBandwidthFromClockAndBusWidth) {
-  EXPECT_EQ(detail::peak_dram_gbps(2619000, 5120), 3352);  // H100 SXM
-  EXPECT_EQ(detail::peak_dram_gbps(3201000, 6144), 4916);  // H200
 }
 
 }  // namespace
