@@ -529,19 +529,63 @@ TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
   }
 }
 
-// ŵ itself, bit for bit: with one-hot activations (token i is 1 at k = k_i,
-// 0 elsewhere) out[i, n] = ŵ[n, k_i] exactly (one product, no bias), so the
-// GPU's HFMA2 dequantization is read back through every kernel of the
-// dispatch table (M = 8, 16, 32, 64, 128, 300; int4 with 64 and 128 tokens on
-// both tensor-core kernels) and compared with the CPU twin's
-// scalar (wonly_math.h) for every element. Scales and offsets spread over
-// several binades so that q·s_T + o_T needs rounding and hits ties; ŵ stays
-// finite (0·inf would poison the other tokens' sums) and, for bf16, above
-// the fp32 subnormal range.
+// ŵ read back bit for bit: with one-hot activations (token i is 1 at k =
+// k_i, 0 elsewhere) out[i, n] = ŵ[n, k_i] exactly (one product, no bias), so
+// the GPU's dequantization is compared with the CPU twin's scalar
+// (wonly_math.h) for every element of w, through the kernel the table picks
+// for M tokens (or the mma.sync kernel, force_mma). Group size 32; the
+// weight is prepacked at M = 16. Returns the mismatches (the first 10 are
+// reported).
+int64_t w_hat_mismatches(WonlyWeights& w, DType dtype, int64_t m, bool force_mma) {
+  std::optional<detail::WonlyKernelOverride> force;
+  if (force_mma) force.emplace(detail::WonlyKernel::kMma, static_cast<int>(m));
+  const int64_t n = w.n, k = w.k;
+  const bool prepacked = m == 16;
+  const DeviceWeights dev(w, prepacked);
+  WonlyCase c;
+  c.m = m, c.n = n, c.k = k, c.int4 = w.int4, c.group_size = 32, c.dtype = dtype, c.bias = false;
+  const uint16_t one = to_half_bits({1.0f}, dtype)[0];
+  int64_t bad = 0;
+  for (int64_t k0 = 0; k0 < k; k0 += m) {
+    std::vector<uint16_t> a(static_cast<size_t>(m * k), 0);
+    for (int64_t i = 0; i < m; ++i) a[i * k + (k0 + i) % k] = one;
+    CudaBuffer a_dev(a), out(static_cast<size_t>(m * n * 2));
+    out.poison();
+    weight_only_mm(TensorView(out.get(), dtype, {m, n}, kGpu), TensorView(a_dev.get(), dtype, {m, k}, kGpu),
+                   dev.w_view, w.scales_view(dev.scales->get(), 0, n, kGpu),
+                   w.offsets_view(dev.offsets->get(), 0, n, kGpu), 32);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint16_t> gpu;
+    out.download(gpu);
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t kk = (k0 + i) % k;
+      for (int64_t j = 0; j < n; ++j) {
+        const float want = static_cast<float>(w.w_hat(j, kk, dtype));
+        const uint16_t want_bits = to_half_bits({want}, dtype)[0];
+        const uint16_t got = gpu[i * n + j];
+        // ±0: the fp32 accumulator adds +0 to a −0 product.
+        const bool same = got == want_bits || ((got | want_bits) & 0x7fff) == 0;
+        if (!same && bad++ < 10) {
+          ADD_FAILURE() << c.name() << (prepacked ? " prepacked" : "") << (force_mma ? " mma.sync" : "")
+                        << " n=" << j << " k=" << kk << " q=" << w.q(j, kk) << " s=" << w.scales[j * w.groups() + kk / 32]
+                        << " o=" << w.offsets[j * w.groups() + kk / 32] << ": gpu 0x" << std::hex << got << ", cpu 0x"
+                        << want_bits;
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+// Through every kernel of the dispatch table (M = 8, 16, 32, 64, 128, 300;
+// int4 with 64 and 128 tokens on both tensor-core kernels). Scales and
+// offsets spread over several binades so that q·s_T + o_T needs rounding
+// and hits ties; ŵ stays finite (0·inf would poison the other tokens' sums)
+// and, for bf16, above the fp32 subnormal range.
 TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t n = 1024, k = 256;
-  int64_t checked = 0, bad = 0;
+  int64_t bad = 0;
   for (bool int4 : {true, false}) {
     for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
       struct Run {
@@ -551,8 +595,6 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
       for (const auto [m, force_mma] : {Run{8, false}, Run{16, false}, Run{32, false}, Run{64, false},
                                         Run{128, false}, Run{300, false}, Run{64, true}, Run{128, true}}) {
         if (force_mma && !detail::wonly_wgmma_available(0)) continue;
-        std::optional<detail::WonlyKernelOverride> force;
-        if (force_mma) force.emplace(detail::WonlyKernel::kMma, static_cast<int>(m));
         auto rng = make_rng(static_cast<uint64_t>(int4 * 1000 + (dtype == DType::kFloat16) * 100 + m));
         WonlyWeights w(n, k, int4, 32, true, 0, rng);
         std::uniform_real_distribution<double> expo(-6.0, 3.0), uni(0.5, 1.0);
@@ -562,42 +604,46 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
           const double o = uni(rng) * std::exp2(std::floor(expo(rng)) + 2);
           w.offsets[i] = static_cast<float>(rng() & 1 ? o : -o);
         }
-        const bool prepacked = m == 16;
-        const DeviceWeights dev(w, prepacked);
-        WonlyCase c;
-        c.m = m, c.n = n, c.k = k, c.int4 = int4, c.group_size = 32, c.dtype = dtype, c.bias = false;
-        const uint16_t one = to_half_bits({1.0f}, dtype)[0];
-        for (int64_t k0 = 0; k0 < k; k0 += m) {
-          std::vector<uint16_t> a(static_cast<size_t>(m * k), 0);
-          for (int64_t i = 0; i < m; ++i) a[i * k + (k0 + i) % k] = one;
-          CudaBuffer a_dev(a), out(static_cast<size_t>(m * n * 2));
-          out.poison();
-          weight_only_mm(TensorView(out.get(), dtype, {m, n}, kGpu), TensorView(a_dev.get(), dtype, {m, k}, kGpu),
-                         dev.w_view, w.scales_view(dev.scales->get(), 0, n, kGpu),
-                         w.offsets_view(dev.offsets->get(), 0, n, kGpu), 32);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          std::vector<uint16_t> gpu;
-          out.download(gpu);
-          for (int64_t i = 0; i < m; ++i) {
-            const int64_t kk = (k0 + i) % k;
-            for (int64_t j = 0; j < n; ++j) {
-              const float want = static_cast<float>(w.w_hat(j, kk, dtype));
-              const uint16_t want_bits = to_half_bits({want}, dtype)[0];
-              const uint16_t got = gpu[i * n + j];
-              ++checked;
-              // ±0: the fp32 accumulator adds +0 to a −0 product.
-              const bool same = got == want_bits || ((got | want_bits) & 0x7fff) == 0;
-              if (!same && bad++ < 10) {
-                ADD_FAILURE() << c.name() << (prepacked ? " prepacked" : "") << " n=" << j << " k=" << kk
-                              << " q=" << w.q(j, kk) << ": gpu 0x" << std::hex << got << ", cpu 0x" << want_bits;
-              }
-            }
-          }
-        }
+        bad += w_hat_mismatches(w, dtype, m, force_mma);
       }
     }
   }
-  EXPECT_EQ(bad, 0) << "of " << checked;
+  EXPECT_EQ(bad, 0);
+}
+
+// bf16 int4 decode (wonly_dequant_scaled.cuh): the one-HFMA2 form holds
+// 2^-8·ŵ and is exact only while the scale is below 7.5 and the scale and
+// offset are 0 or at least 2^-110 (the offset below 2^120). Parameters at
+// and beyond those edges, one group in eight, send a warp's K tile to the
+// magic form on rescaled accumulators; ŵ must stay bit-identical either
+// way, in the tiles that mix both and in the partial last K tile (K = 288).
+// fp32 and bf16 parameters, M = 1 and 8 (one token block), 16 (two, the
+// weight prepacked).
+TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t n = 512, k = 288;
+  const float edge_scales[] = {7.49f, 7.5f, 8.0f, 40.0f, -100.0f, 0.0f, 0x1p-110f, 0x1p-111f, -0x1p-115f};
+  const float edge_offsets[] = {0.0f, 0x1p-110f, -0x1p-110f, 0x1p-112f, 0x1p119f, -0x1p120f, 3.0f, -0.25f};
+  int64_t bad = 0, edges = 0;
+  for (DType params : {DType::kFloat32, DType::kBFloat16}) {
+    for (int64_t m : {1, 8, 16}) {
+      auto rng = make_rng(static_cast<uint64_t>(7000 + m + (params == DType::kBFloat16) * 100));
+      WonlyWeights w(n, k, true, 32, true, 0, rng);
+      std::uniform_real_distribution<double> expo(-12.0, 2.0), uni(0.5, 1.0);
+      for (size_t i = 0; i < w.scales.size(); ++i) {
+        const bool edge = rng() % 8 == 0;
+        edges += edge;
+        w.scales[i] = edge ? edge_scales[rng() % std::size(edge_scales)]
+                           : static_cast<float>(uni(rng) * std::exp2(std::floor(expo(rng))));
+        const double o = uni(rng) * std::exp2(std::floor(expo(rng)) + 2);
+        w.offsets[i] = edge ? edge_offsets[rng() % std::size(edge_offsets)] : static_cast<float>(rng() & 1 ? o : -o);
+      }
+      if (params == DType::kBFloat16) w.use_16bit_params(params);
+      bad += w_hat_mismatches(w, DType::kBFloat16, m, false);
+    }
+  }
+  EXPECT_GT(edges, 100);
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(WeightOnlyCudaPrepack, SameBytesAsCpu) {

@@ -126,6 +126,26 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], const
   }
 }
 
+// The MMAs of one int4 word of a lane's chunk: its 8 elements, dequantized
+// into pairs lo (row g) and hi (row g + 8), are MMA steps 2·word (pairs 0,
+// 1) and 2·word + 1 (pairs 2, 3), times the lane's activations of token g of
+// each n8 block (act[b]: two elements per word), into acc[b].
+template <bool kBf16, int kTokenBlocks, int kActWords>
+__device__ __forceinline__ void mma_int4_word_pairs(const uint32_t (&lo)[4], const uint32_t (&hi)[4], int word,
+                                                    const uint32_t (&act)[kTokenBlocks][kActWords],
+                                                    float (&acc)[kTokenBlocks][4]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int step = 2 * word + half;
+    const uint32_t a[4] = {lo[2 * half], hi[2 * half], lo[2 * half + 1], hi[2 * half + 1]};
+#pragma unroll
+    for (int b = 0; b < kTokenBlocks; ++b) {
+      const uint32_t bf[2] = {act[b][2 * step], act[b][2 * step + 1]};
+      mma_16816<kBf16>(acc[b], a, bf);
+    }
+  }
+}
+
 // The decode kernels' MMA step (wonly_gemv.cu, wonly_stream_sm90.cu): word
 // `word` of a lane's 16-byte chunk of weight rows g (lo_word) and g + 8
 // (hi_word), dequantized with their (s_T, s_T), (o_T, o_T) pairs, times the
@@ -139,20 +159,10 @@ __device__ __forceinline__ void mma_chunk_word(uint32_t lo_word, uint32_t hi_wor
                                                const uint32_t (&act)[kTokenBlocks][kActWords],
                                                float (&acc)[kTokenBlocks][4]) {
   if constexpr (kInt4) {
-    // 8 elements per word = MMA steps 2·word (pairs 0, 1) and 2·word+1 (pairs 2, 3).
     uint32_t lo[4], hi[4];
     dequant_int4_word<kBf16>(lo_word, s2_lo, o2_lo, lo);
     dequant_int4_word<kBf16>(hi_word, s2_hi, o2_hi, hi);
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int step = 2 * word + half;
-      const uint32_t a[4] = {lo[2 * half], hi[2 * half], lo[2 * half + 1], hi[2 * half + 1]};
-#pragma unroll
-      for (int b = 0; b < kTokenBlocks; ++b) {
-        const uint32_t bf[2] = {act[b][2 * step], act[b][2 * step + 1]};
-        mma_16816<kBf16>(acc[b], a, bf);
-      }
-    }
+    mma_int4_word_pairs<kBf16>(lo, hi, word, act, acc);
   } else {
     // 4 elements per word = MMA step `word`.
     uint32_t lo[2], hi[2];

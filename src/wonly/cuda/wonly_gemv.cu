@@ -28,17 +28,22 @@
 //
 // Dequantization (wonly_device.cuh): ŵ = round_T(q·s_T + o_T) with HFMA2, the
 // result already the bf16x2/f16x2 A-fragment register. Per 8 int4 elements:
-// 2 LOP3 + 1 SHF + 6 PRMT + 8 HFMA2 (2.1 instructions per element). The loop
-// keeps loop-carried pointers (one add each per K tile) and loads the next
-// kDepth tiles into registers before the current tile's math. SASS per
-// weight element (sm_90a, inner loop, bf16): int4 2.9 (M ≤ 8 and M ≤ 16),
-// int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+// 2 LOP3 + 1 SHF + 6 PRMT + 8 HFMA2 (2.1 instructions per element); bf16
+// int4 takes the scaled form of wonly_dequant_scaled.cuh instead (2 LOP3 +
+// 1 SHF + 4 PRMT + 4 HFMA2: the accumulators hold 2^-8 of the sums, K tiles
+// whose parameters it cannot take exactly fall back to the form above,
+// `accumulate_tile`). The loop keeps loop-carried pointers (one add each per
+// K tile) and loads the next kDepth tiles into registers before the current
+// tile's math. SASS per weight element (sm_90a, inner loop, bf16, magic
+// form): int4 2.9 (M ≤ 8 and M ≤ 16), int8 3.9–4.5 (budget at 85 % of copy
+// bandwidth: 5.8 int4 / 11.6 int8).
 #include <type_traits>
 #include <utility>
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
 #include "wonly/cuda/wonly_cuda.h"
+#include "wonly/cuda/wonly_dequant_scaled.cuh"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_split_k.cuh"
 
@@ -144,18 +149,20 @@ __device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles
   }
 }
 
-// acc[r][b] += ŵ(tile r) · a(token block b) over the lane's chunk.
-template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles>
+// acc[r][b] += ŵ(tile r) · a(token block b) over the lane's chunk; kScaled
+// (bf16 int4 only): 2^-8·ŵ, in the scaled form of wonly_dequant_scaled.cuh.
+template <bool kBf16, bool kInt4, bool kScaled, int kTokenBlocks, int kTiles>
 __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks, kTiles>& f,
                                          float acc[kTiles][kTokenBlocks][4]) {
+  static_assert(!kScaled || (kBf16 && kInt4), "the scaled form is bf16 int4's");
   constexpr int kWords = 4;  // 16-byte chunk
   uint32_t s2[kTiles][2], o2[kTiles][2];  // (s_T, s_T), (o_T, o_T): once per chunk
 #pragma unroll
   for (int r = 0; r < kTiles; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      s2[r][h] = param2<kBf16>(f.scale[r][h]);
-      o2[r][h] = param2<kBf16>(f.offset[r][h]);
+      s2[r][h] = kScaled ? scaled_scale2(f.scale[r][h]) : param2<kBf16>(f.scale[r][h]);
+      o2[r][h] = kScaled ? scaled_offset2(f.offset[r][h]) : param2<kBf16>(f.offset[r][h]);
     }
 #pragma unroll
   for (int word = 0; word < kWords; ++word) {
@@ -163,8 +170,51 @@ __device__ __forceinline__ void mma_tile(const TileFragments<kInt4, kTokenBlocks
     for (int r = 0; r < kTiles; ++r) {
       const uint32_t lo_word = reinterpret_cast<const uint32_t*>(&f.weight[r][0])[word];
       const uint32_t hi_word = reinterpret_cast<const uint32_t*>(&f.weight[r][1])[word];
-      mma_chunk_word<kBf16, kInt4>(lo_word, hi_word, s2[r][0], o2[r][0], s2[r][1], o2[r][1], word, f.act, acc[r]);
+      if constexpr (kScaled) {
+        mma_chunk_word_scaled(lo_word, hi_word, s2[r][0], o2[r][0], s2[r][1], o2[r][1], word, f.act, acc[r]);
+      } else {
+        mma_chunk_word<kBf16, kInt4>(lo_word, hi_word, s2[r][0], o2[r][0], s2[r][1], o2[r][1], word, f.act, acc[r]);
+      }
     }
+  }
+}
+
+template <int kTiles, int kTokenBlocks>
+__device__ __forceinline__ void scale_acc(float acc[kTiles][kTokenBlocks][4], float factor) {
+#pragma unroll
+  for (int r = 0; r < kTiles; ++r)
+#pragma unroll
+    for (int b = 0; b < kTokenBlocks; ++b)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[r][b][e] *= factor;
+}
+
+// bf16 int4 weights accumulate 2^-8·ŵ (wonly_dequant_scaled.cuh): a K tile
+// takes the scaled form when every lane's scales and offsets allow it
+// (a warp-wide vote; real weights always do), else the magic form on the
+// accumulators brought back to the sums' scale for the tile (× 2^8, then
+// × 2^-8: exact in fp32). Other weights and dtypes take the magic form.
+template <bool kBf16, bool kInt4>
+constexpr bool kScaledAcc = kBf16 && kInt4;
+
+template <bool kBf16, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void accumulate_tile(const TileFragments<kInt4, kTokenBlocks, kTiles>& f,
+                                                float acc[kTiles][kTokenBlocks][4]) {
+  if constexpr (kScaledAcc<kBf16, kInt4>) {
+    bool exact = true;
+#pragma unroll
+    for (int r = 0; r < kTiles; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) exact = exact && scaled_dequant_exact(f.scale[r][h], f.offset[r][h]);
+    if (__all_sync(0xffffffffu, exact)) {
+      mma_tile<kBf16, kInt4, true, kTokenBlocks, kTiles>(f, acc);
+    } else {
+      scale_acc<kTiles, kTokenBlocks>(acc, kScaledAccFactor);
+      mma_tile<kBf16, kInt4, false, kTokenBlocks, kTiles>(f, acc);
+      scale_acc<kTiles, kTokenBlocks>(acc, 1.0f / kScaledAccFactor);
+    }
+  } else {
+    mma_tile<kBf16, kInt4, false, kTokenBlocks, kTiles>(f, acc);
   }
 }
 
@@ -210,7 +260,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 #pragma unroll
     for (int i = 0; i < kDepth; ++i) {
       if (it + i < my_tiles) {
-        mma_tile<kBf16>(f[i], acc);
+        accumulate_tile<kBf16>(f[i], acc);
         // Refill this buffer with the tile kDepth steps ahead.
         if (it + i + kDepth < my_tiles) {
           load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
@@ -222,8 +272,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
     auto tail = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
     const bool valid = full_tiles * 4 + (lane & 3) < chunks;
     load_tile<true, kBf16, kParams16>(tail, 0, 0, 0, has_offsets, valid, f[0]);
-    mma_tile<kBf16>(f[0], acc);
+    accumulate_tile<kBf16>(f[0], acc);
   }
+  if constexpr (kScaledAcc<kBf16, kInt4>) scale_acc<kTiles, kTokenBlocks>(acc, kScaledAccFactor);
 
 #pragma unroll
   for (int r = 0; r < kTiles; ++r)
