@@ -364,6 +364,23 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    tokens' activations, twice as often as with 32 rows),
 //                    nor at N = 8192 (10 % slower: 15.5 warps per SM either
 //                    way, and half the bytes in flight per warp).
+//   <1, 1, 1, 8, 4>  bf16 (fp16's magic-form build spills at 64
+//                    registers): 16 rows × 8 warps, 4 blocks per SM, where
+//                    the 32-row blocks are at most one wave (N ≤ 64·SMs)
+//                    and K ≤ kShortRowsMaxK: twice the warps per SM
+//                    where 8-warp blocks of 32 rows leave them at 8–16.
+//                    H200 at f4ceb9d (scratch build, two rounds in one call,
+//                    bench/results/wonly-h200-decode-shapes-small-n.json),
+//                    W4 g128, M = 1 / 4 / 8, plain, µs: (4096, 4096) 11.4 /
+//                    11.6 / 11.9 → 10.2 / 10.6 / 11.2, (6144, 4096) 13.3 /
+//                    13.8 / 14.4 → 11.6 / 12.4 / 13.2, (5120, 5120) 14.5 /
+//                    14.8 / 15.6 → 12.3 / 13.2 / 14.1, (1024, 4096) 10.8 →
+//                    8.7 (every variant and M of these five weights and
+//                    (3072, 4096) faster). Not at K ≥ 8192 (M = 4–8 on
+//                    (4224, 8192) and (4096, 11008 / 14336) 2–11 % slower:
+//                    each block re-reads M tokens × K, twice as often as
+//                    with 32 rows), nor over more than one wave ((11008,
+//                    4096) 15.2 → 15.9 at M = 1, prepacked).
 // M ≤ 8, int8:
 //   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
 //                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
@@ -408,6 +425,7 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                         14.1 / 14.3 µs (cuBLAS 16.8), (11008, 4096) 31.3 /
 //                         32.5 (37.8 / 38.7).
 constexpr int kManyRowsWarpsPerSm = 20;
+constexpr int64_t kShortRowsMaxK = 6144;
 
 // blocks / (slots · rounds): how full the rounds of `slots` resident blocks are.
 inline double wave_fill(int64_t blocks, int64_t slots) {
@@ -458,6 +476,8 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       const int64_t warps_16_rows = (args.n + 15) / 16 * 4;  // 16-row blocks of 4 warps
       if (args.m <= 4 && warps_16_rows >= kManyRowsWarpsPerSm * sm_count) {
         launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 4, 7>(args);
+      } else if (kBf16 && blocks_32_rows <= 2 * sm_count && args.k <= kShortRowsMaxK) {
+        launch_variant<true, kParams16, kInt4, 1, 1, 1, 8, 4>(args);  // kBf16: no fp16 build of it
       } else {
         launch_variant<kBf16, kParams16, kInt4, 1, 2, 1, 8>(args);
       }
