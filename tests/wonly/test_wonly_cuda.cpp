@@ -198,6 +198,29 @@ std::vector<WonlyCase> small_cases() {
   return cases;
 }
 
+// The bf16 int4 decode shapes its occupancy rules pick (wonly_gemv.cu):
+// 16-row blocks of 8 warps at M ≤ 8 where the 32-row blocks are at most one
+// wave and K ≤ 6144 ((4096, 4096), (5000, 4128): a partial K tile and a
+// ragged last block), and 32-row blocks of 8 warps at two per SM at M =
+// 9–16 where that grid is one wave with more warps per SM ((4096, 11008),
+// (8192, 4096) on an H100 or H200), in the table's own dispatch, every
+// variant cycled but the dtype, every output checked.
+TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096}};
+  int index = 0;
+  for (const auto& s : shapes) {
+    for (int64_t m : {1, 5, 8, 9, 16}) {
+      WonlyCase c = cycled_case(m, s[0], s[1], true, index++);
+      c.dtype = DType::kBFloat16;
+      auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
+      const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+      const DeviceWeights dev(w, c.prepacked);
+      check_case(c, w, dev, {{0, c.n}});
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
 

@@ -387,7 +387,21 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    M = 1–8 against <1, 1, 2, 8, 3>; (8192, 8192) 37.5 →
 //                    29.5, (57344, 8192) 181 → 167, (4096, 11008) 26.3 →
 //                    23.1; 2 % slower at (4096, 4096) and (11008, 4096).
-// M ≤ 16, int4, by how 32-row blocks fill the SMs:
+// M ≤ 16, int4, by how 32-row blocks fill the SMs (bf16: first the
+// occupancy rule below):
+//   <2, 2, 1, 8, 2>  bf16, N ≤ 96·SMs: 32 rows × 8 warps, 128 registers,
+//                    two blocks per SM, where its grid (after its split of
+//                    K) is one wave with more resident warps per SM than
+//                    the shape below would have (warps_per_sm). H200 at
+//                    b544481 (scratch build, two rounds in one call,
+//                    bench/results/wonly-h200-decode-shapes-m9-16.json),
+//                    W4 g128 plain, M = 9 / 16, µs: (8192, 8192) 28.5 /
+//                    29.2 → 23.6 / 25.3 (7.8 → 15.5 warps per SM), (4096,
+//                    11008) 21.3 / 21.4 → 18.9 / 20.5, (4096, 14336) 25.5 /
+//                    26.3 → 22.3 / 23.5 (no split of K → two); where the
+//                    warps per SM tie ((4096, 4096), (3072, 4096), (2048,
+//                    8192), (5120, 5120), (6144, 4096)) it was 0–7 % slower,
+//                    over two waves ((11008, 4096), (14336, 4096)) 11–37 %.
 //   <2, 2, 1, 8>     ≤ 1 per SM (N ≤ 32·SMs): twice the blocks of 64 rows,
 //                    with twice the warps (cbc573d, M = 16: (4096, 4096)
 //                    13.7 → 11.4 µs, (4096, 11008) 30.2 → 21.0).
@@ -457,6 +471,30 @@ bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
   return unsplit && wave_fill(short_, short_slots) > wave_fill(tall, tall_slots);
 }
 
+// A shape's resident warps per SM, averaged over the waves of its grid
+// (after its split of K, launch_variant), and whether that grid is one wave.
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+std::pair<double, bool> warps_per_sm(const WeightOnlyArgs& args, int64_t sm_count) {
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kWarps * 32);
+  const int64_t blocks = (args.n + 16 * kTiles - 1) / (16 * kTiles);
+  const int64_t ctas = blocks * split_k_factor(info, blocks, args.chunks_per_row() / 4, 4 * kWarps);
+  const int64_t waves = (ctas + info.resident_ctas - 1) / info.resident_ctas;
+  return {static_cast<double>(ctas * kWarps) / static_cast<double>(sm_count * waves), waves == 1};
+}
+
+// bf16 int4, M = 9–16, where the table's shape is one of 32 rows (<2, 2,
+// 1, 8> at one block per SM, or <2, 2, 1, 4, 3>): <2, 2, 1, 8, 2> (32 rows
+// × 8 warps at 128 registers, two blocks per SM; the fp16 build would
+// spill) where its grid is one wave with more warps per SM.
+template <bool kBf16, bool kParams16>
+bool int4_two_wide_blocks_fill_more(const WeightOnlyArgs& args, int64_t sm_count, bool one_per_sm) {
+  const auto [wide, one_wave] = warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 8, 2>(args, sm_count);
+  const double table = one_per_sm ? warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 8, 1>(args, sm_count).first
+                                  : warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 4, 3>(args, sm_count).first;
+  return one_wave && wide > table;
+}
+
 template <bool kBf16, bool kParams16, bool kInt4>
 void launch(const WeightOnlyArgs& args, int token_blocks) {
   const int64_t sm_count = cuda_device_info(args.device.index).sm_count;
@@ -485,7 +523,10 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 8, kBf16 ? 4 : 3>(args);
     }
   } else if constexpr (kInt4) {
-    if (blocks_32_rows <= sm_count) {
+    if (kBf16 && blocks_32_rows <= 3 * sm_count &&
+        int4_two_wide_blocks_fill_more<true, kParams16>(args, sm_count, blocks_32_rows <= sm_count)) {
+      launch_variant<true, kParams16, kInt4, 2, 2, 1, 8, 2>(args);  // kBf16: no fp16 build of it
+    } else if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
     } else if (blocks_32_rows <= 3 * sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);
