@@ -331,9 +331,23 @@ TEST(WeightOnlyCudaStream, Int8MatchesCpu) {
 
 // Where the dispatch gives int8 weights at M ≤ 16 the Hopper decode kernel:
 // one round of 32-row tiles (at most one per SM) on four fifths of the SMs,
-// or half for the plain layout at M = 9–16 (wonly_stream_plan.h).
+// or half for the plain layout at M = 9–16, on a GPU whose DRAM gives each
+// SM at most 30 GB/s of peak (wonly_stream_plan.h): an H100 SXM (3352 GB/s,
+// 132 SMs) or PCIe (2039, 114), not an H200 (4814, 132).
 TEST(WeightOnlyStreamPlan, TakesOneRoundOnEnoughSms) {
-  using detail::wonly::stream_takes;
+  const auto stream_takes = [](int64_t n, int64_t m, bool prepacked, int64_t sms) {
+    const int64_t peak = sms == 114 ? 2039 : 3352;
+    return detail::wonly::stream_takes(n, m, prepacked, sms, peak);
+  };
+  for (int64_t m : {1, 8, 9, 16}) {
+    for (bool prepacked : {false, true}) {
+      // The H200: never; nor where the bandwidth per SM is just above 30 GB/s.
+      EXPECT_FALSE(detail::wonly::stream_takes(4096, m, prepacked, 132, 4814));
+      EXPECT_FALSE(detail::wonly::stream_takes(4096, m, prepacked, 132, 30 * 132 + 1));
+      EXPECT_TRUE(detail::wonly::stream_takes(4096, m, prepacked, 132, 30 * 132));
+      EXPECT_TRUE(detail::wonly::stream_takes(4096, m, prepacked, 132, 0));  // unknown: the measured rule
+    }
+  }
   for (int64_t m : {1, 8, 9, 16}) {
     for (bool prepacked : {false, true}) {
       SCOPED_TRACE(testing::Message() << "M=" << m << (prepacked ? " prepacked" : " plain"));

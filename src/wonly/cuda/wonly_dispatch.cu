@@ -9,7 +9,9 @@
 // (small grids; one wave of 32-row blocks), one for 4 token blocks (small
 // grids)) + int8 × (a second gemv shape for 2 token blocks (16-row blocks
 // where they fill their last wave better) + the Hopper decode kernel
-// (wonly_stream_sm90.cu))) = 104 kernels, plus one prepack kernel; and the
+// (wonly_stream_sm90.cu))) + bf16 int4 × 2 parameter dtypes × two
+// occupancy shapes (16-row blocks of 8 warps at one token block, 32-row
+// blocks at two per SM at two) = 108 kernels, plus one prepack kernel; and the
 // dense prefill path (wonly_dense.cuh, taken before the table from
 // dense_min_tokens tokens with a dense workspace): 8 dequantization kernels
 // and 2 CUTLASS GEMMs.
@@ -22,6 +24,7 @@
 #include "core/cuda_check.h"
 #include "core/cuda_launch.cuh"
 #include "core/cuda_device_info.h"
+#include "core/cuda_dram_bandwidth.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
 #include "wonly/cuda/wonly_stream_k.h"
@@ -44,7 +47,8 @@ struct WonlyConfig {
 constexpr WonlyConfig kConfigs[] = {
   {16, WonlyKernel::kStream, 0,
                               "Hopper, int8 weights whose 32-row tiles are one round on enough of the SMs (four "
-                              "fifths; half for the plain layout at M = 9–16: wonly_stream_plan.h): the weight "
+                              "fifths; half for the plain layout at M = 9–16), on GPUs whose DRAM gives an SM at "
+                              "most 30 GB/s of peak (an H100, not an H200: wonly_stream_plan.h): the weight "
                               "by bulk copy into a ring of shared-memory stages that one producer warp keeps "
                               "full for 16 consumer warps, which run the decode kernel's dequantization and "
                               "MMAs. H100, W8 per channel, M = 1 / 8 / 16, µs against the rows below forced in "
@@ -331,7 +335,8 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     if (row.tall_weights_only && !tall_weight) continue;
     if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
     if (row.int8_stream && (args.int4 || !stream_runs_on(device) ||
-                            !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count))) {
+                            !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count,
+                                                 cuda_peak_dram_gbps(args.device.index)))) {
       continue;
     }
     config = row;

@@ -39,7 +39,23 @@ constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / k
 // 0.99–1.01× at K = 11008 and 14336; on half to three quarters of them
 // at M = 9–16 0.95–1.12× (1.05× geomean over five weights), where
 // wonly_gemv reads the prepacked rows faster than the plain ones.
-inline bool stream_takes(int64_t n, int64_t m, bool prepacked, int64_t sms) {
+//
+// Only on GPUs whose DRAM gives each SM at most kStreamMaxDramGbpsPerSm of
+// peak bandwidth: the kernel's one CTA per SM streams ~18–20 GB/s (H200,
+// (4096, 28672): 117 MB on 128 SMs in 50.1 µs), which the H100's 25 GB/s
+// per SM (3352 GB/s peak, 132 SMs) left ahead of wonly_gemv's few blocks
+// at these N (the table above). On the H200's 36 (4814 GB/s) wonly_gemv
+// was faster at every weight of the table and M ∈ {1, 8, 9, 16}, or tied
+// within 5 % (0.95–1.01×, plain M = 9–16 at K = 4096), and up to 1.38×
+// faster at long K: (4096, 28672) M = 1 prepacked 36.3 against 50.1 µs,
+// (4096, 14336) 22.0 against 28.0 (ac15695, two rounds in one call,
+// bench/results/wonly-h200-w8-decode-stream-vs-gemv.json).
+constexpr int64_t kStreamMaxDramGbpsPerSm = 30;
+
+// peak_dram_gbps: the device's (core/dram_bandwidth.h); 0 when unknown,
+// which keeps the measured rule.
+inline bool stream_takes(int64_t n, int64_t m, bool prepacked, int64_t sms, int64_t peak_dram_gbps) {
+  if (peak_dram_gbps > kStreamMaxDramGbpsPerSm * sms) return false;
   const int64_t tiles = stream_row_tiles(n);
   const bool half_suffice = m > 8 && !prepacked;
   const bool enough_sms = half_suffice ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
