@@ -278,8 +278,10 @@ constexpr int64_t kAnyN = std::numeric_limits<int64_t>::max();
 // The µs below are H100 medians from one call, before → after.
 constexpr GemmRule kSm90Int8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream,
-     "M ≤ 16 (decode): 16-column tiles on one persistent CTA per SM, the weight streamed into shared "
-     "memory by bulk copies (4 stages of 16 KB in flight per SM). Against the register-ring skinny "
+     "M ≤ 16 (decode): 16-column tiles on one or two persistent CTAs per SM (by the rate one CTA "
+     "streams against the DRAM's share per SM: skinny_stream_ctas_per_sm; two on an H200), the weight "
+     "streamed into shared memory by bulk copies (4 stages of 16 KB in flight per CTA). Against the "
+     "register-ring skinny "
      "kernel (same call, bench/results/gemm-h100-skinny-stream-ab.json): M ≤ 8 0.91× the time "
      "(geomean of int8 and fp8 over the 8 (N, K), never slower), M = 9–16 0.90× (at most 2 % slower: "
      "16×8192×28672 int8); 1×4096×14336 29.7 → 24.9 µs, 16×57344×8192 175.9 → 165.7. It also beat "
