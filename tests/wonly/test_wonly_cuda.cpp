@@ -648,14 +648,17 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
   EXPECT_EQ(bad, 0);
 }
 
-// bf16 int4 decode (wonly_dequant_scaled.cuh): the one-HFMA2 form holds
-// 2^-8·ŵ and is exact only while the scale is below 7.5 and the scale and
-// offset are 0 or at least 2^-110 (the offset below 2^120). Parameters at
-// and beyond those edges, one group in eight, send a warp's K tile to the
-// magic form on rescaled accumulators; ŵ must stay bit-identical either
-// way, in the tiles that mix both and in the partial last K tile (K = 288).
-// fp32 and bf16 parameters, M = 1 and 8 (one token block), 16 (two, the
-// weight prepacked).
+// bf16 int4 (wonly_dequant_scaled.cuh): the one-HFMA2 form holds 2^-8·ŵ
+// and is exact only while the scale is below 7.5 and the scale and offset
+// are 0 or at least 2^-110 (the offset below 2^120). Parameters at and
+// beyond those edges, one group in eight, send a decode warp's K tile to
+// the magic form on rescaled accumulators, and switch a wgmma warp to the
+// magic form for the rest of its part (its accumulators rescaled once); ŵ
+// must stay bit-identical either way, in the tiles that mix both, in the
+// partial last K tile (K = 288) and through the wgmma kernel's split of K
+// over a cluster (4 row tiles). fp32 and bf16 parameters, M = 1 and 8 (one
+// token block), 16 (two, the weight prepacked), 64 (the 64-token wgmma
+// tile on sm_90).
 TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t n = 512, k = 288;
@@ -663,7 +666,7 @@ TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
   const float edge_offsets[] = {0.0f, 0x1p-110f, -0x1p-110f, 0x1p-112f, 0x1p119f, -0x1p120f, 3.0f, -0.25f};
   int64_t bad = 0, edges = 0;
   for (DType params : {DType::kFloat32, DType::kBFloat16}) {
-    for (int64_t m : {1, 8, 16}) {
+    for (int64_t m : {1, 8, 16, 64}) {
       auto rng = make_rng(static_cast<uint64_t>(7000 + m + (params == DType::kBFloat16) * 100));
       WonlyWeights w(n, k, true, 32, true, 0, rng);
       std::uniform_real_distribution<double> expo(-12.0, 2.0), uni(0.5, 1.0);
