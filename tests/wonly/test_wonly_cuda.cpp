@@ -648,17 +648,15 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
   EXPECT_EQ(bad, 0);
 }
 
-// bf16 int4 (wonly_dequant_scaled.cuh): the one-HFMA2 form holds 2^-8·ŵ
-// and is exact only while the scale is below 7.5 and the scale and offset
-// are 0 or at least 2^-110 (the offset below 2^120). Parameters at and
-// beyond those edges, one group in eight, send a decode warp's K tile to
-// the magic form on rescaled accumulators, and switch a wgmma warp to the
-// magic form for the rest of its part (its accumulators rescaled once); ŵ
-// must stay bit-identical either way, in the tiles that mix both, in the
-// partial last K tile (K = 288) and through the wgmma kernel's split of K
-// over a cluster (4 row tiles). fp32 and bf16 parameters, M = 1 and 8 (one
-// token block), 16 (two, the weight prepacked), 64 (the 64-token wgmma
-// tile on sm_90).
+// bf16 int4 decode (wonly_dequant_scaled.cuh): the one-HFMA2 form holds
+// 2^-8·ŵ and is exact only while the scale is below 7.5 and the scale and
+// offset are 0 or at least 2^-110 (the offset below 2^120). Parameters at
+// and beyond those edges, one group in eight, send a warp's K tile to the
+// magic form on rescaled accumulators; ŵ must stay bit-identical either
+// way, in the tiles that mix both and in the partial last K tile (K = 288).
+// fp32 and bf16 parameters, M = 1 and 8 (one token block), 16 (two, the
+// weight prepacked); and M = 64, the same parameters through the 64-token
+// wgmma tile on sm_90 with its split of K over a cluster (4 row tiles).
 TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t n = 512, k = 288;

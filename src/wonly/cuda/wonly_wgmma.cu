@@ -75,7 +75,6 @@
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
-#include "wonly/cuda/wonly_dequant_scaled.cuh"
 #include "wonly/cuda/wonly_device.cuh"
 #include "wonly/cuda/wonly_param_blocks.cuh"
 #include "wonly/cuda/wonly_stream_k.h"
@@ -203,11 +202,9 @@ __device__ __forceinline__ uint32_t gather_selector(int t) {
 // The A registers of one half tile: a[j][0 | 1] rows g | g+8 at k 16s + 2t,
 // a[j][2 | 3] at 16s + 8 + 2t, s = 2·half + j.
 // `second`: the half's group is the block's second (ParamBlocks::second_of_block).
-// `scaled` (bf16 int4 only): the pairs are scaled_params' and the A
-// registers 2^-8·ŵ (wonly_dequant_scaled.cuh).
 template <bool kBf16, bool kInt4>
 __device__ __forceinline__ void dequant_half(const HalfWords& half, const ParamPairs& par, bool second,
-                                             uint32_t sel, bool scaled, uint32_t a[2][4]) {
+                                             uint32_t sel, uint32_t a[2][4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const uint32_t s2 = second ? par.scale[h][1] : par.scale[h][0];
@@ -215,11 +212,7 @@ __device__ __forceinline__ void dequant_half(const HalfWords& half, const ParamP
     if constexpr (kInt4) {
       const uint4 chunk = make_uint4(half.w[4 * h], half.w[4 * h + 1], half.w[4 * h + 2], half.w[4 * h + 3]);
       uint32_t pairs[4];  // byte c of the gathered word: k 32·half + 8c + 2t + {0, 1}
-      if (kBf16 && scaled) {
-        dequant_int4_word_scaled(gather_bytes(chunk, sel), s2, o2, pairs);
-      } else {
-        dequant_int4_word<kBf16>(gather_bytes(chunk, sel), s2, o2, pairs);
-      }
+      dequant_int4_word<kBf16>(gather_bytes(chunk, sel), s2, o2, pairs);
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
         a[j][h] = pairs[2 * j];
@@ -235,51 +228,6 @@ __device__ __forceinline__ void dequant_half(const HalfWords& half, const ParamP
       }
     }
   }
-}
-
-// The scaled dequantization (wonly_dequant_scaled.cuh) in this kernel: bf16
-// int4 on the 64-token tile (the 128- and 256-token ones have no registers
-// to spare). A warp's accumulators hold 2^-8 of the sums while it is
-// scaled; at the first param block whose values leave the form's exact
-// range it waits for its wgmmas, brings them back to the sums' scale and
-// runs the magic form to the end of the part — the warp's A rows are its
-// accumulator rows, so each warp keeps its own scale.
-template <bool kBf16, bool kInt4, int kBM>
-constexpr bool kScaledDequant = kBf16 && kInt4 && kBM == 64;
-
-// Whether every value of a param block's pairs (T in both halves) is in the
-// scaled form's exact range.
-__device__ __forceinline__ bool params_scaled_exact(const ParamPairs& par) {
-  bool exact = true;
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      exact = exact && scaled_dequant_exact(__uint_as_float(par.scale[h][j] << 16),
-                                            __uint_as_float(par.offset[h][j] << 16));
-    }
-  return exact;
-}
-
-// The pairs as the scaled form reads them: (s_T·2^125, ·) and (o_T·2^-8, ·),
-// exact products within that range.
-__device__ __forceinline__ void scale_params(ParamPairs& par) {
-  constexpr uint32_t kTwo125 = 0x7e007e00u, kTwoMinus8 = 0x3b803b80u, kMinusZero = 0x80008000u;
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      par.scale[h][j] = fma2<true>(par.scale[h][j], kTwo125, kMinusZero);
-      par.offset[h][j] = fma2<true>(par.offset[h][j], kTwoMinus8, kMinusZero);
-    }
-}
-
-template <int kNB>
-__device__ __forceinline__ void scale_accumulators(float (&acc)[1][kNB][4], float factor) {
-#pragma unroll
-  for (int i = 0; i < kNB; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[0][i][e] *= factor;
 }
 
 // One m64 × kBM × k16 wgmma, A from registers, B from shared memory.
@@ -470,8 +418,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     float acc[1][kNB][4];
 #pragma unroll
     for (int i = 0; i < kNB; ++i) acc[0][i][0] = acc[0][i][1] = acc[0][i][2] = acc[0][i][3] = 0.0f;
-    constexpr bool kScaled = kScaledDequant<kBf16, kInt4, kBM>;
-    bool scaled = kScaled;  // this warp's accumulators hold 2^-8 of the sums
     uint32_t a0[2][4], a1[2][4];  // the two halves' A registers
     ParamPairs par;               // rows g, g+8 of the current param block
     HalfWords half1;              // the second half's weight words, loaded with the first's
@@ -498,16 +444,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       if (params.starts_block(kt, split.begin)) {
         load_params<kBf16, kParams16>(
             *reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)), warp_rows + g, par);
-        if constexpr (kScaled) {
-          if (scaled && !__all_sync(0xffffffffu, params_scaled_exact(par))) {
-            cute::warpgroup_wait<0>();
-            fence_accumulators(acc);
-            scale_accumulators(acc, kScaledAccFactor);
-            fence_accumulators(acc);
-            scaled = false;
-          }
-          if (scaled) scale_params(par);
-        }
       }
       load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
@@ -515,7 +451,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
         cute::warpgroup_wait<1>();  // the previous tile's first half is done: a0 is free
         fence_accumulators(acc);
       }
-      dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, scaled, a0);
+      dequant_half<kBf16, kInt4>(half0, par, params.second_of_block(kt, 0, args.k), sel, a0);
       fence_accumulators(acc);
       cute::warpgroup_arrive();
       Wgmma<kBf16, kBM>::run(a0[0], desc + 0, &acc[0][0][0]);
@@ -531,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     // are left pending (two groups on exit), otherwise the first half's
     // retire here (one group).
     auto second_half = [&](int kt) {
-      dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, scaled, a1);
+      dequant_half<kBf16, kInt4>(half1, par, params.second_of_block(kt, 1, args.k), sel, a1);
       cute::warpgroup_arrive();
       Wgmma<kBf16, kBM>::run(a1[0], desc + 4, &acc[0][0][0]);
       Wgmma<kBf16, kBM>::run(a1[1], desc + 6, &acc[0][0][0]);
@@ -560,10 +496,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
     }
     cute::warpgroup_wait<0>();
     fence_accumulators(acc);
-    if (kScaled && scaled) {
-      scale_accumulators(acc, kScaledAccFactor);
-      fence_accumulators(acc);
-    }
     cp_async_wait<0>();
     __syncthreads();  // the ring is free: it becomes the output tile
     if (gridDim.z > 1) {
