@@ -337,15 +337,29 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 // resident CTAs, keeping ≥ 4 K tiles per warp. E.g. H100, int4, (N, K) =
 // (4096, 11008): M ≤ 8, 128 blocks of 32 rows → 2 splits; M ≤ 16, 64 blocks
 // of 64 rows → 4; (4096, 4096): M ≤ 8 none, M ≤ 16 2; (28672, 8192): none.
+// The grid a kernel shape launches for args: its row blocks, the split of K
+// across a cluster (split_k_factor), and the blocks resident at once — what
+// launch_variant launches and the shape rules below weigh.
+struct GemvGrid {
+  int64_t blocks;
+  int splits;
+  int64_t resident;
+};
+template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
+GemvGrid gemv_grid(const WeightOnlyArgs& args) {
+  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kWarps * 32);
+  const int64_t blocks = (args.n + 16 * kTiles - 1) / (16 * kTiles);
+  return {blocks, split_k_factor(info, blocks, args.chunks_per_row() / 4, 4 * kWarps), info.resident_ctas};
+}
+
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
           int kMinBlocks = 1>
 void launch_variant(const WeightOnlyArgs& args) {
   constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
-  const dim3 grid(static_cast<unsigned>((args.n + 16 * kTiles - 1) / (16 * kTiles)));
-  const int64_t full_tiles = args.chunks_per_row() / 4;
-  const int splits =
-      split_k_factor(kernel_info<kernel>(args.device.index, kWarps * 32), grid.x, full_tiles, 4 * kWarps);
-  launch_split_k(kernel, grid, kWarps * 32, 0, as_cuda_stream(args.stream), args.device.index, splits, args);
+  const GemvGrid grid = gemv_grid<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>(args);
+  launch_split_k(kernel, dim3(static_cast<unsigned>(grid.blocks)), kWarps * 32, 0, as_cuda_stream(args.stream),
+                 args.device.index, grid.splits, args);
 }
 
 // Kernel shapes <token blocks, m16 tiles per block, depth, warps, min
@@ -452,34 +466,23 @@ inline double wave_fill(int64_t blocks, int64_t slots) {
 constexpr int kInt8TallTiles = 2, kInt8TallMinBlocks = 2;
 constexpr int kInt8ShortTiles = 1, kInt8ShortMinBlocks = 3;
 
-// A shape's blocks for this weight and the blocks resident at once.
-template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
-std::pair<int64_t, int64_t> blocks_and_slots(const WeightOnlyArgs& args) {
-  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
-  return {(args.n + 16 * kTiles - 1) / (16 * kTiles), kernel_info<kernel>(args.device.index, kWarps * 32).resident_ctas};
-}
-
 // int8, M ≤ 16: the 16-row shape where neither shape splits K and its
 // blocks fill their last wave better than the 32-row shape's.
 template <bool kBf16, bool kParams16>
 bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
-  const auto [tall, tall_slots] =
-      blocks_and_slots<kBf16, kParams16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
-  const auto [short_, short_slots] =
-      blocks_and_slots<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
-  const bool unsplit = 2 * tall > tall_slots && 2 * short_ > short_slots;  // split_k_factor's bound
-  return unsplit && wave_fill(short_, short_slots) > wave_fill(tall, tall_slots);
+  const GemvGrid tall = gemv_grid<kBf16, kParams16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
+  const GemvGrid short_ = gemv_grid<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
+  const bool unsplit = 2 * tall.blocks > tall.resident && 2 * short_.blocks > short_.resident;  // split_k_factor's bound
+  return unsplit && wave_fill(short_.blocks, short_.resident) > wave_fill(tall.blocks, tall.resident);
 }
 
 // A shape's resident warps per SM, averaged over the waves of its grid
-// (after its split of K, launch_variant), and whether that grid is one wave.
+// (after its split of K), and whether that grid is one wave.
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
 std::pair<double, bool> warps_per_sm(const WeightOnlyArgs& args, int64_t sm_count) {
-  constexpr auto kernel = wonly_gemv_kernel<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>;
-  const KernelInfo info = kernel_info<kernel>(args.device.index, kWarps * 32);
-  const int64_t blocks = (args.n + 16 * kTiles - 1) / (16 * kTiles);
-  const int64_t ctas = blocks * split_k_factor(info, blocks, args.chunks_per_row() / 4, 4 * kWarps);
-  const int64_t waves = (ctas + info.resident_ctas - 1) / info.resident_ctas;
+  const GemvGrid grid = gemv_grid<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>(args);
+  const int64_t ctas = grid.blocks * grid.splits;
+  const int64_t waves = (ctas + grid.resident - 1) / grid.resident;
   return {static_cast<double>(ctas * kWarps) / static_cast<double>(sm_count * waves), waves == 1};
 }
 
