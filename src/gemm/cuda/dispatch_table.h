@@ -403,11 +403,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     which beat every fast tile there — H100, same call: 256×4096×4096
 //     14.5 µs against 16.1 (fast 64×64), 256×4096×14336 34.6 against 41.9;
 //     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1);
+//   - kSm90Decode (M ≤ 16 with a workspace): built precise only; its
+//     promotion once per 128-element k-tile costs nothing beside the
+//     weight's stream (8 accumulator registers);
 //   - kSm90Direct (outputs the TMA epilogue cannot store): built precise
 //     only, one kernel per output dtype, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
-         kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
+         kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90Narrow2x1 ||
+         kernel == GemmKernel::kSm90Direct;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -446,6 +450,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
 // their problems keep the fallback; the skinny kernel and the fallback take
 // any output already.
 constexpr GemmKernel unaligned_output_kernel(GemmKernel chosen) {
+  if (chosen == GemmKernel::kSm90Decode) return GemmKernel::kSm90SkinnyStream;  // M ≤ 16: the other decode kernel
   return is_sm90_tma_kernel(chosen) ? GemmKernel::kSm90Direct : chosen;
 }
 

@@ -61,6 +61,9 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSkinny:
     case GemmKernel::kSm90Direct: return operands_aligned(args);
     case GemmKernel::kSm90SkinnyStream: return args.m <= 16 && operands_aligned(args);
+    // The swapped decode kernel stores Dᵀ through TMA: D's rows as the
+    // columns of a column-major matrix, the same bytes and the same rules.
+    case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
     default: return is_sm90_tma_kernel(kernel) && tma_can_take(args);
@@ -109,6 +112,14 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
       // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
       if (info.major != 9 || !layout_fits(kernel, args)) return false;
       return bf16 ? sm90_direct_bf16(args, info.sm_count) : sm90_direct_fp16(args, info.sm_count);
+#else
+      return false;
+#endif
+    case GemmKernel::kSm90Decode:
+#if QGEMM_HAS_GEMM_SM90
+      // fp8 runs the precise kernel whatever args.fp8_fast_accum says.
+      if (info.major != 9 || !layout_fits(kernel, args)) return false;
+      return bf16 ? sm90_decode_bf16(args, info.sm_count) : sm90_decode_fp16(args, info.sm_count);
 #else
       return false;
 #endif
@@ -194,6 +205,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
     case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
     case GemmKernel::kSm90StreamK: return "sm90-128x256-coop-1x2-streamk";
+    case GemmKernel::kSm90Decode: return "sm90-decode-128x16-streamk";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
     case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128
@@ -221,6 +233,9 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   ScaledMmArgs run = args;
   run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
+  // The swapped decode kernel declines a workspace CUTLASS finds too small:
+  // the decode kernel without one takes the call.
+  if (chosen.kernel == GemmKernel::kSm90Decode && try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) return;
   scaled_mm_fallback_cuda(args);
 }
 

@@ -5,7 +5,8 @@
 // 7, precise fp8: 8), sm90_fp8fast_*.cu the six fast-accumulation fp8
 // configs (6 × 2 kernels): 42 in all; sm90_streamk_*.cu Wide1x2's three
 // (int8, precise fp8, fast fp8) on the stream-K scheduler (3 × 2 kernels,
-// sm90_stream_k.cuh).
+// sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for int8 and
+// precise fp8 (2 × 2 kernels, sm90_decode.cuh).
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -35,6 +36,7 @@ struct Config {
 };
 
 using cute::_1;
+using cute::_16;
 using cute::_2;
 using cute::_64;
 using cute::_128;
@@ -103,6 +105,16 @@ using Fp8Small1x2 = Config<Shape<_64, _64, _128>, Shape<_1, _2, _1>, cutlass::ge
                            cutlass::epilogue::TmaWarpSpecialized, 1>;
 using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                            cutlass::epilogue::TmaWarpSpecialized, 1>;
+
+// kSm90Decode (sm90_decode.cuh) — M ≤ 16 with the operands swapped, Dᵀ =
+// B·Aᵀ: the weight's channels are the tile's 128 rows (two consumer
+// warpgroups of m64n16k32 wgmmas), the ≤ 16 tokens its 16 columns. A stage
+// is 16 KB of weight and 2 KB of tokens, so the ring is ~11 stages (~200 KB
+// in flight per SM). Cooperative: CUTLASS's stream-K scheduler takes only
+// that kernel. Precise fp8 runs CUTLASS's promoting FP8 mainloop (kSlices
+// 0): the accumulators are 8 registers, the promotion costs nothing.
+using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                      cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the

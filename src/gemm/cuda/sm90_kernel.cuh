@@ -44,27 +44,50 @@ constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 
 // The epilogue tree of epilogue_evt.cuh for a CTA tile, input and output type.
 // Dynamic strides (bool) make scale_a / scale_b per-tensor or per-row/column
-// at run time.
-template <class TileShape, class Input, class Output>
+// at run time. kSwapped: the kernel computes Dᵀ = B·Aᵀ (kSm90Decode), so the
+// token vectors (scale_a, azp) index its columns and the channel vectors
+// (scale_b, bias, azp_adj) its rows — row and column broadcasts trade places.
+template <class TileShape, class Input, class Output, bool kSwapped = false>
 struct Epilogue {
   static constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
   using Accumulator = std::conditional_t<kInt8, int32_t, float>;
 
+  // A vector with one element per token (StrideToken: _1, or bool for
+  // per-tensor / per-token at run time) or per channel.
+  template <class Element, class Compute, class StrideToken>
+  using TokenVector =
+      std::conditional_t<kSwapped, fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride<_0, StrideToken, _0>>,
+                         fusion::Sm90ColBroadcast<0, TileShape, Element, Compute, Stride<StrideToken, _0, _0>>>;
+  template <class Element, class Compute, class StrideChannel>
+  using ChannelVector =
+      std::conditional_t<kSwapped, fusion::Sm90ColBroadcast<0, TileShape, Element, Compute, Stride<StrideChannel, _0, _0>>,
+                         fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride<_0, StrideChannel, _0>>>;
+  // The stride of a vector that is per-tensor or per-element at run time:
+  // along N for a row broadcast, along M for a column broadcast.
+  template <bool kAlongN>
+  static auto dynamic_stride(bool per_element) {
+    if constexpr (kAlongN) {
+      return Stride<_0, bool, _0>{_0{}, per_element, _0{}};
+    } else {
+      return Stride<bool, _0, _0>{per_element, _0{}, _0{}};
+    }
+  }
+
   using Acc = fusion::Sm90AccFetch;
-  using Azp = fusion::Sm90ColBroadcast<0, TileShape, int32_t, int32_t, Stride<_1, _0, _0>>;
-  using AzpAdj = fusion::Sm90RowBroadcast<0, TileShape, int32_t, int32_t, Stride<_0, _1, _0>>;
+  using Azp = TokenVector<int32_t, int32_t, _1>;
+  using AzpAdj = ChannelVector<int32_t, int32_t, _1>;
   using Corrected = std::conditional_t<
       kInt8, fusion::Sm90EVT<fusion::Sm90Compute<evt::AzpCorrect, int32_t, int32_t, kRound>, Acc, Azp, AzpAdj>,
       Acc>;
-  using ScaleB = fusion::Sm90RowBroadcast<0, TileShape, float, float, Stride<_0, bool, _0>>;
+  using ScaleB = ChannelVector<float, float, bool>;
   using ScaledByB = fusion::Sm90EVT<fusion::Sm90Compute<evt::RoundedMultiply, float, float, kRound>, ScaleB, Corrected>;
-  using ScaleA = fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<bool, _0, _0>>;
-  using Bias = fusion::Sm90RowBroadcast<0, TileShape, Output, float, Stride<_0, _1, _0>>;
+  using ScaleA = TokenVector<float, float, bool>;
+  using Bias = ChannelVector<Output, float, _1>;
   using Tree = fusion::Sm90EVT<fusion::Sm90Compute<evt::FusedMultiplyAdd, Output, float, kRound>, ScaleA, ScaledByB, Bias>;
 
   static typename Tree::Arguments arguments(const ScaledMmArgs& args) {
-    typename ScaleA::Arguments scale_a{args.scale_a, 0.0f, {bool(args.scale_a_per_token), _0{}, _0{}}};
-    typename ScaleB::Arguments scale_b{args.scale_b, 0.0f, {_0{}, bool(args.scale_b_per_channel), _0{}}};
+    typename ScaleA::Arguments scale_a{args.scale_a, 0.0f, dynamic_stride<kSwapped>(args.scale_a_per_token)};
+    typename ScaleB::Arguments scale_b{args.scale_b, 0.0f, dynamic_stride<!kSwapped>(args.scale_b_per_channel)};
     typename Bias::Arguments bias{static_cast<const Output*>(args.bias), Output(0.0f), {}};
     if constexpr (kInt8) {
       typename Azp::Arguments azp{args.azp, 1, {}};
@@ -80,11 +103,16 @@ struct Epilogue {
 // One GEMM kernel for a config (tile, cluster, schedule) and input/output
 // types, with the TMA epilogue tree or (kDirectStore) the direct-store one,
 // on CUTLASS's persistent tile scheduler or (Scheduler = StreamKScheduler,
-// cooperative configs only) its stream-K one.
+// cooperative configs only) its stream-K one. kSwapped (kSm90Decode,
+// sm90_decode.cuh): the kernel computes Dᵀ = B·Aᵀ — the weight [N, K] as
+// CUTLASS's A, the tokens [M, K] as its B (both still K-major) and Dᵀ stored
+// column-major, which is D row-major.
 template <class Config, class Input, class Output, bool kDirectStore = false,
-          class Scheduler = cutlass::gemm::PersistentScheduler>
+          class Scheduler = cutlass::gemm::PersistentScheduler, bool kSwapped = false>
 struct Kernel {
-  using Tree = Epilogue<typename Config::TileShape, Input, Output>;
+  static_assert(!(kSwapped && kDirectStore), "the swapped kernel stores through TMA");
+  using Tree = Epilogue<typename Config::TileShape, Input, Output, kSwapped>;
+  using LayoutD = std::conditional_t<kSwapped, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using Accumulator = typename Tree::Accumulator;
   static constexpr int kAlignIn = 16 / sizeof(Input);
   static constexpr int kAlignOut = 16 / sizeof(Output);
@@ -92,7 +120,7 @@ struct Kernel {
   using TmaEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Config::TileShape,
       typename Config::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, Accumulator,
-      float, void, cutlass::layout::RowMajor, kAlignOut, Output, cutlass::layout::RowMajor, kAlignOut,
+      float, void, LayoutD, kAlignOut, Output, LayoutD, kAlignOut,
       typename Config::EpilogueSchedule, typename Tree::Tree>::CollectiveOp;
   using CollectiveEpilogue =
       std::conditional_t<kDirectStore, DirectStoreCollective<typename Config::TileShape, Accumulator, Output>, TmaEpilogue>;
@@ -119,8 +147,13 @@ struct Kernel {
       return DirectStoreEpilogue<typename Config::TileShape, Accumulator, Output>::arguments(args);
     } else {
       using StrideD = typename GemmKernel::StrideD;
-      return {Tree::arguments(args), nullptr, StrideD{args.ldo, _1{}, int64_t(0)}, static_cast<Output*>(args.out),
-              StrideD{args.ldo, _1{}, int64_t(0)}};
+      StrideD stride_d{};
+      if constexpr (kSwapped) {
+        stride_d = StrideD{_1{}, args.ldo, int64_t(0)};  // Dᵀ [N, M] column-major
+      } else {
+        stride_d = StrideD{args.ldo, _1{}, int64_t(0)};
+      }
+      return {Tree::arguments(args), nullptr, stride_d, static_cast<Output*>(args.out), stride_d};
     }
   }
 
@@ -129,12 +162,18 @@ struct Kernel {
   static typename Gemm::Arguments arguments(const ScaledMmArgs& args, int sm_count) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
-    typename Gemm::Arguments arguments{
-        cutlass::gemm::GemmUniversalMode::kGemm,
-        {static_cast<int>(args.m), static_cast<int>(args.n), static_cast<int>(args.k), 1},
-        {static_cast<const Input*>(args.a), StrideA{args.lda, _1{}, int64_t(0)},
-         static_cast<const Input*>(args.b), StrideB{args.ldb, _1{}, int64_t(0)}},
-        epilogue_arguments(args)};
+    const auto* a = static_cast<const Input*>(args.a);
+    const auto* b = static_cast<const Input*>(args.b);
+    const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+    typename Gemm::Arguments arguments =
+        kSwapped ? typename Gemm::Arguments{cutlass::gemm::GemmUniversalMode::kGemm,
+                                            {n, m, k, 1},
+                                            {b, StrideA{args.ldb, _1{}, int64_t(0)}, a, StrideB{args.lda, _1{}, int64_t(0)}},
+                                            epilogue_arguments(args)}
+                 : typename Gemm::Arguments{cutlass::gemm::GemmUniversalMode::kGemm,
+                                            {m, n, k, 1},
+                                            {a, StrideA{args.lda, _1{}, int64_t(0)}, b, StrideB{args.ldb, _1{}, int64_t(0)}},
+                                            epilogue_arguments(args)};
     arguments.hw_info.device_id = args.device.index;
     arguments.hw_info.sm_count = sm_count;
     arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(args.m, args.n, !Tree::kInt8 && args.fp8_fast_accum);

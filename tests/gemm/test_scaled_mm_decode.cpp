@@ -1,0 +1,157 @@
+// GPU tests of the swapped decode kernel (kSm90Decode, sm90_decode.cuh):
+// M ≤ 16 computed as Dᵀ = B·Aᵀ on 128×16 wgmma tiles, stream-K over the
+// SMs, Dᵀ stored column-major through TMA.
+//
+// What could go wrong, and what catches it:
+//   - a broadcast on the wrong axis (the token and channel vectors trade
+//     places in the swapped epilogue): every epilogue variant against the
+//     CPU backend, with per-token and per-channel vectors of distinct values;
+//   - the transposed store (ldo, rows past M, channels past a 128-row tile):
+//     ragged N and M = 1 … 16, padded output rows, outputs poisoned first;
+//   - the stream-K split (peers of a cut tile meeting in the workspace):
+//     K long enough that every tile is cut, a K tail of 16, a workspace
+//     filled with garbage;
+//   - int8 exactness: the int32 sums are exact and the epilogue is the CPU's
+//     expression, so the output is the same bits as the other decode
+//     kernel's (kSm90SkinnyStream) and matches the CPU within one ulp.
+// fp8 uses the accumulation bound of gemm_compare.h.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/gemm_compare.h"
+#include "gemm/gemm_device_problem.h"
+#include "gemm/gemm_problem.h"
+#include "qgemm/version.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+
+// Built for sm_90a and running on a compute capability 9.0 GPU.
+bool decode_expected() {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  const std::string archs = std::string(";") + cuda_archs() + ";";
+  return major == 9 && archs.find(";90a;") != std::string::npos;
+}
+
+// Runs `kernel` on p (with the workspace where given) and returns the
+// output; empty when the kernel declined.
+std::vector<uint8_t> run(const GemmProblem& p, GemmKernel kernel, const StreamKWorkspace* workspace,
+                         int64_t workspace_bytes = -1) {
+  DeviceProblem d(p);
+  detail::ScaledMmArgs args = d.args(p);
+  if (workspace != nullptr) args = workspace->attach(args, workspace_bytes);
+  std::vector<uint8_t> out;
+  if (!detail::scaled_mm_cuda_with(args, kernel)) return out;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  d.out.download(out);
+  return out;
+}
+
+class ScaledMmDecode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!decode_expected()) GTEST_SKIP() << "kSm90Decode is sm_90a";
+  }
+};
+
+// Every epilogue variant (scales per tensor / token / channel, bias, zero
+// points, bf16 / fp16, int8 and fp8) against the CPU backend: N below one
+// tile, ragged against 128 rows, and K from one k-tile to 129 (stream-K cuts
+// every tile of 13×264×16400 over the SMs), with tails of 16.
+TEST_F(ScaledMmDecode, EveryEpilogueMatchesCpu) {
+  StreamKWorkspace workspace;
+  const int64_t shapes[][3] = {{1, 48, 80}, {16, 272, 208}, {7, 1000, 2064}, {9, 4104, 1040}, {13, 264, 16400}};
+  for (const auto& s : shapes) {
+    int ran = 0;
+    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
+      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+      ASSERT_FALSE(out.empty()) << "kSm90Decode refused " << c.name();
+      ++ran;
+      EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
+    }
+    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
+  }
+}
+
+// Every M from 1 to 16 (the tokens fill 1 … 16 of the tile's 16 columns),
+// int8 with per-token zero points and fp8, each against the CPU; int8 also
+// bit for bit against kSm90SkinnyStream (both exact up to the same epilogue).
+TEST_F(ScaledMmDecode, EveryMUpTo16) {
+  StreamKWorkspace workspace;
+  for (int64_t m = 1; m <= 16; ++m) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = m, c.n = 520, c.k = 4112, c.input = input, c.bias = true;
+      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+      ASSERT_FALSE(out.empty()) << c.name();
+      EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
+      if (input == DType::kInt8) {
+        const std::vector<uint8_t> other = run(p, GemmKernel::kSm90SkinnyStream, nullptr);
+        ASSERT_FALSE(other.empty());
+        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90SkinnyStream";
+      }
+    }
+  }
+}
+
+// Sub-matrix views: A, B and the output with leading dimensions past the
+// row (the output's a multiple of 8, as TMA needs); an output pitch TMA
+// cannot store, or no workspace, or too small a one, is declined — the
+// dispatcher then runs the other decode kernel.
+TEST_F(ScaledMmDecode, PaddedViewsAndWhatItDeclines) {
+  StreamKWorkspace workspace;
+  GemmCase c;
+  c.m = 11, c.n = 392, c.k = 2064, c.zero_point = ZeroPoint::kPerTensor;
+  c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
+    auto rng = make_rng(5);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+    ASSERT_FALSE(out.empty()) << c.name();
+    EXPECT_EQ(compare_all(p, out, "sm90 decode, padded"), 0);
+    EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, nullptr).empty()) << "ran without a workspace";
+    EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, &workspace, 256).empty()) << "ran in 256 bytes of workspace";
+  }
+  GemmCase odd = c;
+  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
+  auto rng = make_rng(6);
+  GemmProblem p(odd, rng);
+  EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, &workspace).empty()) << "took an output TMA cannot store";
+  GemmCase tall = c;
+  tall.m = 17;
+  GemmProblem q(tall, rng);
+  EXPECT_TRUE(run(q, GemmKernel::kSm90Decode, &workspace).empty()) << "took M = 17";
+}
+
+// The same bits on every run (fp8's peers add in k order; int8's int32 sums
+// are exact in any order), with the workspace left as the last run left it.
+TEST_F(ScaledMmDecode, Deterministic) {
+  StreamKWorkspace workspace;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 16, c.n = 1024, c.k = 8192, c.input = input;
+    auto rng = make_rng(12);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> first = run(p, GemmKernel::kSm90Decode, &workspace);
+    ASSERT_FALSE(first.empty());
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(run(p, GemmKernel::kSm90Decode, &workspace), first) << c.name() << " run " << r;
+    EXPECT_EQ(compare_all(p, first, "sm90 decode"), 0);
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
