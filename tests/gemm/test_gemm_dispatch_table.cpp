@@ -130,6 +130,22 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   EXPECT_FALSE(detail::rule_takes_stream_k(detail::kSm90Int8Rules[0], 16, 8192, 28672, kH100Sms));
 }
 
+// Where M ≤ 16 with a workspace takes the swapped wgmma kernel: 128-row
+// tiles at least 1.5 waves and at least 200 Mi weight elements.
+TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
+  using detail::decode_takes;
+  EXPECT_TRUE(decode_takes(1, 28672, 8192, kH100Sms));   // 224 tiles, 224 Mi
+  EXPECT_TRUE(decode_takes(16, 57344, 8192, kH100Sms));
+  EXPECT_TRUE(decode_takes(16, 128256, 8192, kH100Sms));
+  EXPECT_FALSE(decode_takes(17, 57344, 8192, kH100Sms));  // not decode
+  EXPECT_FALSE(decode_takes(1, 28672, 4096, kH100Sms));   // 112 Mi elements
+  EXPECT_FALSE(decode_takes(1, 8192, 28672, kH100Sms));   // 64 tiles: under 1.5 waves
+  EXPECT_FALSE(decode_takes(1, 8192, 8192, kH100Sms));
+  EXPECT_TRUE(decode_takes(1, 25344, 8576, kH100Sms));    // 198 tiles = 1.5 × 132 exactly
+  EXPECT_FALSE(decode_takes(1, 25216, 8576, kH100Sms));   // 197 tiles
+  EXPECT_FALSE(decode_takes(1, 57344, 8192, 0));          // no SM count
+}
+
 TEST(GemmDispatchTable, Sm90Int8) {
   expect_picks(detail::kSm90Int8Rules,
                {{1, 4096, GemmKernel::kSm90SkinnyStream},

@@ -72,7 +72,7 @@ TEST(ScaledMmGraph, CaptureAndReplayOnAUserStream) {
   for (const GemmCase& shape : {c, odd}) capture_and_replay(shape, nullptr);
 }
 
-// With a workspace, on a shape where Hopper runs stream-K: the capture holds
+// With a workspace, on shapes where Hopper runs stream-K: the capture holds
 // the memset that clears the split tiles' flags, and each replay reuses the
 // workspace.
 TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
@@ -84,6 +84,11 @@ TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   GemmCase c;
   c.m = 320, c.n = 4096, c.k = 14336;
   capture_and_replay(c, &workspace);
+  // M ≤ 16 on a large weight: the swapped decode kernel (kSm90Decode on
+  // Hopper), whose capture holds its scheduler's memset too.
+  GemmCase decode;
+  decode.m = 3, decode.n = 28672, decode.k = 8192;
+  capture_and_replay(decode, &workspace);
 }
 
 }  // namespace

@@ -196,6 +196,24 @@ constexpr int64_t stream_k_time(const StreamKCandidate& sk, int64_t m, int64_t n
   return c.tile_m * c.tile_n * c.cost * (per_cta + fixup);
 }
 
+// M ≤ 16 with a workspace: where the swapped wgmma decode kernel
+// (kSm90Decode, sm90_decode.cuh) replaces kSm90SkinnyStream. Measured on the
+// H200 (both forced in one call, M ∈ {1, 8, 9, 16} and four more tall
+// weights; bench/results/gemm-h200-decode-swapped-ab.json, …-modes.json),
+// its time is ~11 µs plus the weight at ~4.45 TB/s, the skinny kernel's
+// ~6 µs plus ~4.15 TB/s (fp8; int8 at M ≤ 8 on tall weights less): it wins
+// only on large weights, and only where its 128-row tiles are at least one
+// and a half waves (at 8192×28672, 64 tiles, the scheduler cuts every tile
+// and the two kernels tie). Both hold from (N, K) = (28672, 8192) up:
+// 1×28672×8192 int8 68.1 → 61.6 µs, 16×… fp8 69.7 → 63.5, 1×57344×8192
+// int8 128.4 → 117.3, 16×128256×8192 fp8 280.4 → 253.7; at 28672×4096
+// (117 MB) it was 1.10× slower, at 8192×8192 1.2×.
+constexpr int64_t kDecodeMinWeightElements = int64_t{200} << 20;
+constexpr bool decode_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  return m <= 16 && sm_count > 0 && 2 * ceil_div(n, 128) >= 3 * static_cast<int64_t>(sm_count) &&
+         n * k >= kDecodeMinWeightElements;
+}
+
 // A tile model: candidates to pick from, the cheaper per MAC first, and the
 // stream-K candidate where the call brings a workspace.
 struct TileModel {

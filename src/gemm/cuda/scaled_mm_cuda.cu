@@ -158,10 +158,14 @@ GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Cuda
   if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
   // Stream-K only with room for it (a smaller workspace would make the
   // kernel run whole tiles, which the model's pick does better).
-  const bool stream_k = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count) &&
-                        rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count);
-  return {stream_k ? GemmKernel::kSm90StreamK : rule_kernel(*rule, args.m, args.n, info.sm_count),
-          args.fp8_fast_accum};
+  const bool workspace = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count);
+  const GemmKernel kernel = rule_kernel(*rule, args.m, args.n, info.sm_count);
+  // M ≤ 16 on a large weight: the swapped wgmma kernel (decode_takes).
+  if (workspace && kernel == GemmKernel::kSm90SkinnyStream && decode_takes(args.m, args.n, args.k, info.sm_count)) {
+    return {GemmKernel::kSm90Decode, args.fp8_fast_accum};
+  }
+  const bool stream_k = workspace && rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count);
+  return {stream_k ? GemmKernel::kSm90StreamK : kernel, args.fp8_fast_accum};
 }
 
 // The Hopper table's choice, fitted to the layout: an output the TMA

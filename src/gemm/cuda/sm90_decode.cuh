@@ -9,9 +9,15 @@
 // into a ring of ~11 stages; the 8-bit operands feed the tensor cores as
 // they are (mma.sync on sm_90 has no e4m3 form: kSm90SkinnyStream converts
 // every fp8 word to f16 first). Whole tiles would leave most SMs idle (N =
-// 4096 is 32 tiles), so stream-K deals every CTA (one per SM) an equal run
-// of k-tiles, and the peers of a cut tile meet in the workspace as in
-// sm90_stream_k.cuh. Without that workspace the kernel declines.
+// 4096 is 32 tiles), so CUTLASS's stream-K scheduler, in its heuristic
+// mode, cuts the tiles of the last waves along K (stream-K, or split-K
+// where the CTAs are a multiple of the tiles), and the peers of a cut tile
+// meet in the workspace as in sm90_stream_k.cuh. Without that workspace the
+// kernel declines. Of the scheduler's modes, forced in one call on the H200
+// (bench/results/gemm-h200-decode-swapped-modes.json), the heuristic one was
+// within 1.5 % of the fastest at every shape; stream-K cut every tile of
+// N = 28672 (two waves) and ran 6 % slower there, data-parallel left N =
+// 8192 on 64 of 132 SMs (1×8192×28672 78 µs against 65).
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
@@ -25,7 +31,7 @@ bool run_decode_config(const ScaledMmArgs& args, int sm_count) {
   if (args.m > 16 || args.workspace == nullptr) return false;
   auto arguments = DecodeKernel::arguments(args, sm_count);
   arguments.scheduler.max_swizzle_size = 1;
-  arguments.scheduler.decomposition_mode = Params::DecompositionMode::StreamK;
+  arguments.scheduler.decomposition_mode = Params::DecompositionMode::Heuristic;
   // int8's int32 partial sums add exactly in any order; fp8's fp32 ones in
   // k order, so that a call gives the same bits on every run.
   arguments.scheduler.reduction_mode = std::is_same_v<Input, int8_t> ? Params::ReductionMode::Nondeterministic
