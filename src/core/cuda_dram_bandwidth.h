@@ -16,7 +16,9 @@ namespace qgemm::detail {
 
 // Peak DRAM bandwidth of `device` in GB/s (peak_dram_gbps of its memory
 // clock and bus width): what the decode kernel's launch rule compares with
-// what one CTA per SM streams (gemm/cuda/skinny_stream_launch.h).
+// what one CTA per SM streams (gemm/cuda/skinny_stream_launch.h), and what
+// the Hopper tile model reads for short K (gemm/cuda/dispatch_table.h,
+// short_k_on_fast_dram).
 inline int64_t cuda_peak_dram_gbps(int device) {
   static std::atomic<int64_t> cache[64];  // GB/s + 1; 0 = not read yet
   const bool cached = device >= 0 && device < 64;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <iterator>
+#include <utility>
 #include <vector>
 
 #include "gemm/cuda/dispatch_table.h"
@@ -128,6 +129,35 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   EXPECT_FALSE(detail::rule_takes_stream_k(int8_model, 640, 8192, 28672, 0));  // no SM count
   // Rules without a tile model never take it.
   EXPECT_FALSE(detail::rule_takes_stream_k(detail::kSm90Int8Rules[0], 16, 8192, 28672, kH100Sms));
+}
+
+// Short K on fast DRAM (an H200, not an H100): the 128×128 ping-pong tile's
+// cost drops to 950 and the model takes it where its waves are as full as
+// 128×256's — the shapes of gemm-h200-square-k4096.json — but not on
+// ragged M (3000 rows: its cost of the rows past M) nor at K > 4096.
+TEST(GemmDispatchTable, Sm90SquareOnShortKWithFastDram) {
+  using detail::kSm90Int8Model;
+  using detail::modelled_tile;
+  using detail::short_k_on_fast_dram;
+  EXPECT_TRUE(short_k_on_fast_dram(4096, 4814, kH100Sms));   // H200
+  EXPECT_TRUE(short_k_on_fast_dram(2048, 4814, kH100Sms));
+  EXPECT_FALSE(short_k_on_fast_dram(4096, 3352, kH100Sms));  // H100
+  EXPECT_FALSE(short_k_on_fast_dram(8192, 4814, kH100Sms));
+  EXPECT_FALSE(short_k_on_fast_dram(4096, 4814, 0));
+  EXPECT_FALSE(short_k_on_fast_dram(4096, 0, kH100Sms));     // bandwidth unknown
+  for (const auto& mn : {std::pair<int64_t, int64_t>{8192, 4096}, {8192, 6144}, {4096, 4096}, {2048, 28672},
+                         {768, 28672}, {1024, 4096}, {4096, 14336}}) {
+    EXPECT_EQ(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, true), GemmKernel::kSm90Square)
+        << mn.first << "x" << mn.second;
+    EXPECT_NE(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, false), GemmKernel::kSm90Square)
+        << mn.first << "x" << mn.second;
+  }
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 3000, 4096, kH100Sms, true), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 28672, kH100Sms, true), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(detail::modelled_time(detail::kSm90Int8Tiles[2], 8192, 4096, kH100Sms, true), 16 * 128 * 128 * 950);
+  // The precise fp8 model has no such cost: the same pick either way.
+  EXPECT_EQ(modelled_tile(detail::kSm90Fp8Model, 8192, 4096, kH100Sms, true),
+            modelled_tile(detail::kSm90Fp8Model, 8192, 4096, kH100Sms, false));
 }
 
 // Where M ≤ 16 with a workspace takes the swapped wgmma kernel: 128-row

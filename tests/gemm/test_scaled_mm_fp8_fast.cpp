@@ -63,6 +63,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_buffer.h"
+#include "core/cuda_dram_bandwidth.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #endif
@@ -381,12 +382,15 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   };
   int sm_count = 0;
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
-  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count);
+  // K = 4096: short on a GPU with fast DRAM (detail::short_k_on_fast_dram).
+  const bool short_k = detail::short_k_on_fast_dram(4096, detail::cuda_peak_dram_gbps(0), sm_count);
+  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count, short_k);
+  const GemmKernel at_4096 = detail::modelled_tile(detail::kSm90Int8Model, 4096, 4096, sm_count, short_k);
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
                         Want{256, 4096, 4096, GemmKernel::kSm90Narrow2x1}, Want{1024, 4096, 4096, at_1024},
-                        Want{4096, 4096, 4096, GemmKernel::kSm90Wide}}) {
+                        Want{4096, 4096, 4096, at_4096}}) {
     detail::ScaledMmArgs args;
     args.m = w.m, args.n = w.n, args.k = w.k;
     args.input_dtype = DType::kFloat8E4M3;

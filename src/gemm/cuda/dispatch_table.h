@@ -85,7 +85,29 @@ struct TileCandidate {
   int64_t tile_m, tile_n, cluster_m, cluster_n;
   int64_t cost;           // time per MAC, 128×256 cooperative = 1000, plus …
   int64_t cost_ragged_m;  // … this × the rows past M (at most a tile's) / tile_m
+  // The time per MAC instead of `cost` where K is short on a GPU with fast
+  // DRAM (short_k_on_fast_dram); 0: `cost` there too.
+  int64_t cost_short_k_fast_dram = 0;
 };
+
+// K ≤ kShortK on a GPU whose DRAM gives each SM at least
+// kFastDramGbpsPerSm of peak bandwidth (the runtime's figure,
+// cuda_peak_dram_gbps: H100 SXM 3352 GB/s = 25 per SM, H200 4814 = 36).
+// There the 128×128 ping-pong tile beat 128×256 cooperative, in one call
+// with the two interleaved (H200, --rounds 2–3, bench/results/
+// gemm-h200-square-k4096.json and gemm-h200-wide-square-ab.json): int8
+// 0.93–0.97× its time at K = 4096 and M a multiple of 128 (8192×4096×4096
+// 181.1 → 170.4 µs, 768×28672×4096 145.4 → 125.6, 2048×28672×4096 318.2 →
+// 302.6), 0.88–0.95× at K = 2048, fast fp8 0.96–0.99×; but 1.07–1.09× at
+// K ≥ 8192 (8192³ 711.6 → 777.1). Ping-pong hides one warpgroup's epilogue
+// under the other's mainloop, which weighs more the shorter K is; on the
+// H100 the 128×128 tile cost 1.11–1.16× per MAC at K = 4096 as at 8192
+// (gemm-h100-sweep-tiles.json), so the H100 keeps `cost`.
+constexpr int64_t kShortK = 4096;
+constexpr int64_t kFastDramGbpsPerSm = 30;
+constexpr bool short_k_on_fast_dram(int64_t k, int64_t dram_gbps, int sm_count) {
+  return sm_count > 0 && k <= kShortK && dram_gbps >= kFastDramGbpsPerSm * sm_count;
+}
 
 // int8, and fp8 with fast accumulation (its kernels are int8's tiles). Where
 // the model's pick gained most over the former rules (H100, one call, µs,
@@ -99,7 +121,9 @@ struct TileCandidate {
 constexpr TileCandidate kSm90Int8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 0},
-    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560},  // ping-pong
+    // ping-pong; 950 where K is short on fast DRAM (short_k_on_fast_dram:
+    // the measured 0.93–0.97 for int8, 0.96–0.99 for fast fp8)
+    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560, 950},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
 // the model, the same formula over the three cluster-2×1 tiles above M = 256
@@ -129,14 +153,16 @@ constexpr ClusterTiles cluster_tiles(const TileCandidate& c, int64_t m, int64_t 
   return {round_up(ceil_div(m, c.tile_m), c.cluster_m), round_up(ceil_div(n, c.tile_n), c.cluster_n)};
 }
 
-constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count) {
+constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count,
+                                bool short_k_fast_dram = false) {
+  const int64_t cost = short_k_fast_dram && c.cost_short_k_fast_dram > 0 ? c.cost_short_k_fast_dram : c.cost;
   const auto [m_tiles, n_tiles] = cluster_tiles(c, m, n);
   const int64_t sms = sm_count > 0 ? sm_count : 1;  // (no SM count: one SM)
   const int64_t waves = (m_tiles * n_tiles + sms - 1) / sms;
   // Rows past M in the last cluster's M tiles (the cluster's padding tile
   // included), at most one tile's.
   const int64_t empty_rows = std::min(c.tile_m, m_tiles * c.tile_m - m);
-  return waves * c.tile_n * (c.tile_m * c.cost + empty_rows * c.cost_ragged_m);
+  return waves * c.tile_n * (c.tile_m * cost + empty_rows * c.cost_ragged_m);
 }
 
 // Stream-K (kSm90StreamK, sm90_stream_k.cuh), a candidate only where the
@@ -226,17 +252,21 @@ constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / size
 constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0]), &kSm90Fp8StreamK};
 
 // The whole-tile candidate with the shortest modelled time (the first of
-// equals).
-constexpr const TileCandidate& fastest_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
+// equals); `short_k_fast_dram`: short_k_on_fast_dram holds for the call.
+constexpr const TileCandidate& fastest_tile(const TileModel& model, int64_t m, int64_t n, int sm_count,
+                                            bool short_k_fast_dram = false) {
   const TileCandidate* best = &model.candidates[0];
   for (size_t i = 1; i < model.count; ++i) {
     const TileCandidate& c = model.candidates[i];
-    if (modelled_time(c, m, n, sm_count) < modelled_time(*best, m, n, sm_count)) best = &c;
+    if (modelled_time(c, m, n, sm_count, short_k_fast_dram) < modelled_time(*best, m, n, sm_count, short_k_fast_dram)) {
+      best = &c;
+    }
   }
   return *best;
 }
-constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count) {
-  return fastest_tile(model, m, n, sm_count).kernel;
+constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count,
+                                   bool short_k_fast_dram = false) {
+  return fastest_tile(model, m, n, sm_count, short_k_fast_dram).kernel;
 }
 
 struct GemmRule {
@@ -273,17 +303,21 @@ constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64
 
 // The kernel `rule` runs for an M×N problem on `sm_count` SMs: its tile
 // model's pick where it has one (and an SM count), else its kernel.
-constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int sm_count) {
-  return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count) : rule.kernel;
+constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int sm_count,
+                                 bool short_k_fast_dram = false) {
+  return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count, short_k_fast_dram)
+                                              : rule.kernel;
 }
 
 // With a workspace: whether `rule`'s tile model takes stream-K for an
 // M×N×K problem — its modelled time shorter than the best whole-tile
 // candidate's.
-constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count) {
+constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count,
+                                   bool short_k_fast_dram = false) {
   const TileModel& model = rule.model;
   if (model.count == 0 || model.stream_k == nullptr || sm_count <= 0) return false;
-  const int64_t whole_tiles = modelled_time(fastest_tile(model, m, n, sm_count), m, n, sm_count) * ceil_div(k, 128);
+  const TileCandidate& best = fastest_tile(model, m, n, sm_count, short_k_fast_dram);
+  const int64_t whole_tiles = modelled_time(best, m, n, sm_count, short_k_fast_dram) * ceil_div(k, 128);
   return stream_k_time(*model.stream_k, m, n, k, sm_count) < whole_tiles;
 }
 
