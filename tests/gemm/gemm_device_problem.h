@@ -6,10 +6,17 @@
 
 #if QGEMM_WITH_CUDA
 
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
 #include "common/cuda_buffer.h"
-#include "gemm/gemm_problem.h"
 #include "gemm/cuda/kernels.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/gemm_problem.h"
 #include "gemm/scaled_mm_args.h"
+#include "qgemm/gemm.h"
 
 namespace qgemm::test {
 
@@ -56,6 +63,36 @@ struct StreamKWorkspace {
     return sms;
   }
 };
+
+// The public scaled_mm on p twice, with the device's workspace
+// (scaled_mm_workspace_bytes) and without one: both outputs, and the kernel
+// the dispatcher picks for the call with it — for the tests of what a
+// workspace changes (stream-K, the swapped decode kernel).
+struct WithAndWithoutWorkspace {
+  std::vector<uint8_t> with, without;
+  detail::GemmKernel chosen_with;
+};
+inline WithAndWithoutWorkspace run_with_and_without_workspace(const GemmProblem& p) {
+  const Device gpu = Device::cuda(0);
+  const int64_t bytes = scaled_mm_workspace_bytes(gpu);
+  CudaBuffer workspace(static_cast<size_t>(bytes));
+  const TensorView workspace_view(workspace.get(), DType::kUInt8, {bytes}, gpu);
+  DeviceProblem with(p), without(p);
+  scaled_mm(p.out_view(with.out.get(), gpu), p.a_view(with.a.get(), gpu), p.b_view(with.b.get(), gpu),
+            p.scale_a_view(with.sa.get(), gpu), p.scale_b_view(with.sb.get(), gpu), p.bias_view(with.bias.get(), gpu),
+            workspace_view);
+  scaled_mm(p.out_view(without.out.get(), gpu), p.a_view(without.a.get(), gpu), p.b_view(without.b.get(), gpu),
+            p.scale_a_view(without.sa.get(), gpu), p.scale_b_view(without.sb.get(), gpu),
+            p.bias_view(without.bias.get(), gpu));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  WithAndWithoutWorkspace out;
+  with.out.download(out.with);
+  without.out.download(out.without);
+  detail::ScaledMmArgs args = with.args(p);
+  args.workspace = workspace.get(), args.workspace_bytes = bytes;
+  out.chosen_with = detail::scaled_mm_cuda_kernel(args);
+  return out;
+}
 
 }  // namespace qgemm::test
 

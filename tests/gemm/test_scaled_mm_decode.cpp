@@ -157,31 +157,15 @@ TEST_F(ScaledMmDecode, Deterministic) {
 // (decode_takes: 4×28672×8192 on 132 SMs), against the CPU; int8 also the
 // same bits as the call without a workspace (kSm90SkinnyStream).
 TEST_F(ScaledMmDecode, PublicApiTakesItOnLargeWeights) {
-  const Device gpu = Device::cuda(0);
-  const int64_t bytes = scaled_mm_workspace_bytes(gpu);
-  CudaBuffer workspace(static_cast<size_t>(bytes));
-  const TensorView workspace_view(workspace.get(), DType::kUInt8, {bytes}, gpu);
   for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
     GemmCase c;
     c.m = 4, c.n = 28672, c.k = 8192, c.input = input, c.bias = true;
     auto rng = make_rng(21);
     GemmProblem p(c, rng);
-    DeviceProblem with(p), without(p);
-    scaled_mm(p.out_view(with.out.get(), gpu), p.a_view(with.a.get(), gpu), p.b_view(with.b.get(), gpu),
-              p.scale_a_view(with.sa.get(), gpu), p.scale_b_view(with.sb.get(), gpu),
-              p.bias_view(with.bias.get(), gpu), workspace_view);
-    scaled_mm(p.out_view(without.out.get(), gpu), p.a_view(without.a.get(), gpu), p.b_view(without.b.get(), gpu),
-              p.scale_a_view(without.sa.get(), gpu), p.scale_b_view(without.sb.get(), gpu),
-              p.bias_view(without.bias.get(), gpu));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<uint8_t> out_with, out_without;
-    with.out.download(out_with);
-    without.out.download(out_without);
-    detail::ScaledMmArgs args = with.args(p);
-    args.workspace = workspace.get(), args.workspace_bytes = bytes;
-    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), GemmKernel::kSm90Decode);
-    EXPECT_EQ(compare_all(p, out_with, "scaled_mm with a workspace"), 0);
-    if (input == DType::kInt8) EXPECT_EQ(out_with, out_without) << c.name();
+    const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Decode);
+    EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
+    if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
   }
 }
 

@@ -116,11 +116,7 @@ TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
 // tiles of 128×256 over 112 k-tiles each) against the CPU, and, for int8,
 // the same bits as the call without a workspace.
 TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
-  const Device gpu = Device::cuda(0);
-  const int64_t bytes = scaled_mm_workspace_bytes(gpu);
-  ASSERT_EQ(bytes, detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
-  CudaBuffer workspace(static_cast<size_t>(bytes));
-  const TensorView workspace_view(workspace.get(), DType::kUInt8, {bytes}, gpu);
+  ASSERT_EQ(scaled_mm_workspace_bytes(Device::cuda(0)), detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
   const int64_t shapes[][3] = {{320, 4096, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
   for (const auto& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
@@ -128,24 +124,11 @@ TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
       c.m = s[0], c.n = s[1], c.k = s[2], c.input = input, c.bias = true, c.per_channel = true;
       auto rng = make_rng(static_cast<uint64_t>(s[0] + s[2]));
       GemmProblem p(c, rng);
-      DeviceProblem with(p), without(p);
-      scaled_mm(p.out_view(with.out.get(), gpu), p.a_view(with.a.get(), gpu), p.b_view(with.b.get(), gpu),
-                p.scale_a_view(with.sa.get(), gpu), p.scale_b_view(with.sb.get(), gpu),
-                p.bias_view(with.bias.get(), gpu), workspace_view);
-      scaled_mm(p.out_view(without.out.get(), gpu), p.a_view(without.a.get(), gpu), p.b_view(without.b.get(), gpu),
-                p.scale_a_view(without.sa.get(), gpu), p.scale_b_view(without.sb.get(), gpu),
-                p.bias_view(without.bias.get(), gpu));
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      std::vector<uint8_t> out_with, out_without;
-      with.out.download(out_with);
-      without.out.download(out_without);
-      detail::ScaledMmArgs args = with.args(p);
-      args.workspace = workspace.get(), args.workspace_bytes = bytes;
-      const GemmKernel chosen = detail::scaled_mm_cuda_kernel(args);
-      if (s[0] == 320 && StreamKWorkspace::sm_count() == 132) EXPECT_EQ(chosen, GemmKernel::kSm90StreamK);
-      const std::string what = std::string("with workspace (") + detail::gemm_kernel_name(chosen) + ")";
-      EXPECT_EQ(compare_all(p, out_with, what), 0);
-      if (input == DType::kInt8) EXPECT_EQ(out_with, out_without) << c.name();
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (s[0] == 320 && StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90StreamK);
+      const std::string what = std::string("with workspace (") + detail::gemm_kernel_name(out.chosen_with) + ")";
+      EXPECT_EQ(compare_all(p, out.with, what), 0);
+      if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
     }
   }
 }
