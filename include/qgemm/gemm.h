@@ -66,7 +66,10 @@ void scaled_mm(const TensorView& out, const TensorView& a, const TensorView& b,
 // share of those tiles' k loops, and the peers of a split tile add their
 // partial accumulators in the workspace, in a fixed order, so a call gives
 // the same bits on every run; int8 results are identical to the call
-// without a workspace, fp8 ones equal up to the fp32 summation order).
+// without a workspace, fp8 ones equal up to the fp32 summation order). At
+// M ≤ 16 on large weights it also lets them run the decode GEMM on wgmma
+// with the operands swapped, its weight tiles split along K over the SMs in
+// the same way (docs/gemm.md, "M ≤ 16 on large weights").
 // `workspace`: uint8, contiguous, 16-byte aligned, on out's device, at least
 // scaled_mm_workspace_bytes(device) bytes, apart from every other tensor of
 // the call. It needs no initialization and holds nothing between calls (the
