@@ -109,8 +109,8 @@ using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::ge
 // kSm90Decode (sm90_decode.cuh) — M ≤ 16 with the operands swapped, Dᵀ =
 // B·Aᵀ: the weight's channels are the tile's 128 rows (two consumer
 // warpgroups of m64n16k32 wgmmas), the ≤ 16 tokens its 16 columns. A stage
-// is 16 KB of weight and 2 KB of tokens, so the ring is ~11 stages (~200 KB
-// in flight per SM). Cooperative: CUTLASS's stream-K scheduler takes only
+// is 16 KB of weight and 2 KB of tokens; the builder fits 12 (216 KB in
+// flight per SM). Cooperative: CUTLASS's stream-K scheduler takes only
 // that kernel. Precise fp8 runs CUTLASS's promoting FP8 mainloop (kSlices
 // 0): the accumulators are 8 registers, the promotion costs nothing.
 using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,

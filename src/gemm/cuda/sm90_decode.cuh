@@ -6,7 +6,7 @@
 // runs as Dᵀ = B·Aᵀ (Kernel<…, kSwapped>): the weight's N channels fill the
 // rows of 128-row tiles, the M ≤ 16 tokens one 16-column tile, and Dᵀ is
 // stored column-major — the bytes of D row-major. TMA streams the weight
-// into a ring of ~11 stages; the 8-bit operands feed the tensor cores as
+// into a ring of 12 stages; the 8-bit operands feed the tensor cores as
 // they are (mma.sync on sm_90 has no e4m3 form: kSm90SkinnyStream converts
 // every fp8 word to f16 first). Whole tiles would leave most SMs idle (N =
 // 4096 is 32 tiles), so CUTLASS's stream-K scheduler, in its heuristic
