@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/dram_bandwidth.h"
 #include "gemm/cuda/kernels.h"
 
 namespace qgemm::detail {
@@ -90,9 +91,9 @@ struct TileCandidate {
   int64_t cost_short_k_fast_dram = 0;
 };
 
-// K ≤ kShortK on a GPU whose DRAM gives each SM at least
-// kFastDramGbpsPerSm of peak bandwidth (the runtime's figure,
-// cuda_peak_dram_gbps: H100 SXM 3352 GB/s = 25 per SM, H200 4814 = 36).
+// K ≤ kShortK on a GPU whose DRAM gives each SM more than 30 GB/s of peak
+// bandwidth (dram_fast_per_sm of the runtime's figure, cuda_peak_dram_gbps:
+// H100 SXM 3352 GB/s = 25 per SM, H200 4814 = 36).
 // There the 128×128 ping-pong tile beat 128×256 cooperative, in one call
 // with the two interleaved (H200, --rounds 2–3, bench/results/
 // gemm-h200-square-k4096.json and gemm-h200-wide-square-ab.json): int8
@@ -104,9 +105,8 @@ struct TileCandidate {
 // H100 the 128×128 tile cost 1.11–1.16× per MAC at K = 4096 as at 8192
 // (gemm-h100-sweep-tiles.json), so the H100 keeps `cost`.
 constexpr int64_t kShortK = 4096;
-constexpr int64_t kFastDramGbpsPerSm = 30;
 constexpr bool short_k_on_fast_dram(int64_t k, int64_t dram_gbps, int sm_count) {
-  return sm_count > 0 && k <= kShortK && dram_gbps >= kFastDramGbpsPerSm * sm_count;
+  return k <= kShortK && dram_fast_per_sm(dram_gbps, sm_count);
 }
 
 // int8, and fp8 with fast accumulation (its kernels are int8's tiles). Where

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/dram_bandwidth.h"
+
 namespace qgemm::detail::wonly {
 
 constexpr int kStreamRows = 32;  // weight rows per row tile of the kernel
@@ -40,8 +42,8 @@ constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / k
 // at M = 9–16 0.95–1.12× (1.05× geomean over five weights), where
 // wonly_gemv reads the prepacked rows faster than the plain ones.
 //
-// Only on GPUs whose DRAM gives each SM at most kStreamMaxDramGbpsPerSm of
-// peak bandwidth: the kernel's one CTA per SM streams ~18–20 GB/s (H200,
+// Only on GPUs whose DRAM is not fast per SM (dram_fast_per_sm: at most 30
+// GB/s of peak per SM): the kernel's one CTA per SM streams ~18–20 GB/s (H200,
 // (4096, 28672): 117 MB on 128 SMs in 50.1 µs), which the H100's 25 GB/s
 // per SM (3352 GB/s peak, 132 SMs) left ahead of wonly_gemv's few blocks
 // at these N (the table above). On the H200's 36 (4814 GB/s) wonly_gemv
@@ -50,12 +52,10 @@ constexpr int64_t stream_row_tiles(int64_t n) { return (n + kStreamRows - 1) / k
 // faster at long K: (4096, 28672) M = 1 prepacked 36.3 against 50.1 µs,
 // (4096, 14336) 22.0 against 28.0 (ac15695, two rounds in one call,
 // bench/results/wonly-h200-w8-decode-stream-vs-gemv.json).
-constexpr int64_t kStreamMaxDramGbpsPerSm = 30;
-
 // peak_dram_gbps: the device's (core/dram_bandwidth.h); 0 when unknown,
 // which keeps the measured rule.
 inline bool stream_takes(int64_t n, int64_t m, bool prepacked, int64_t sms, int64_t peak_dram_gbps) {
-  if (peak_dram_gbps > kStreamMaxDramGbpsPerSm * sms) return false;
+  if (dram_fast_per_sm(peak_dram_gbps, sms)) return false;
   const int64_t tiles = stream_row_tiles(n);
   const bool half_suffice = m > 8 && !prepacked;
   const bool enough_sms = half_suffice ? 2 * tiles >= sms : 5 * tiles >= 4 * sms;
