@@ -24,8 +24,8 @@ inline int64_t query_peak_dram_gbps(int device) {
 // Peak DRAM bandwidth of `device` in GB/s (peak_dram_gbps of its memory
 // clock and bus width): what the decode kernel's launch rule compares with
 // what one CTA per SM streams (gemm/cuda/skinny_stream_launch.h), and what
-// the Hopper tile model reads for short K (gemm/cuda/dispatch_table.h,
-// short_k_on_fast_dram).
+// the Hopper tile model reads for its costs on fast DRAM
+// (gemm/cuda/dispatch_table.h, dram_regime).
 inline int64_t cuda_peak_dram_gbps(int device) { return cached_per_device<query_peak_dram_gbps>(device); }
 
 }  // namespace qgemm::detail

@@ -131,33 +131,79 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   EXPECT_FALSE(detail::rule_takes_stream_k(detail::kSm90Int8Rules[0], 16, 8192, 28672, kH100Sms));
 }
 
+// The DRAM regime a call's tile costs come from (an H200's DRAM is fast per
+// SM, an H100's is not; K ≤ 4096 is short).
+TEST(GemmDispatchTable, DramRegime) {
+  using detail::DramRegime;
+  using detail::dram_regime;
+  EXPECT_EQ(dram_regime(4096, 4814, kH100Sms), DramRegime::kFastShortK);  // H200
+  EXPECT_EQ(dram_regime(2048, 4814, kH100Sms), DramRegime::kFastShortK);
+  EXPECT_EQ(dram_regime(8192, 4814, kH100Sms), DramRegime::kFast);
+  EXPECT_EQ(dram_regime(4096, 3352, kH100Sms), DramRegime::kDefault);  // H100
+  EXPECT_EQ(dram_regime(8192, 3352, kH100Sms), DramRegime::kDefault);
+  EXPECT_EQ(dram_regime(4096, 4814, 0), DramRegime::kDefault);
+  EXPECT_EQ(dram_regime(4096, 0, kH100Sms), DramRegime::kDefault);  // bandwidth unknown
+  // A candidate's cost per regime: the short-K cost falls back to the
+  // fast-DRAM one, which falls back to `cost`.
+  const detail::TileCandidate square = detail::kSm90Int8Tiles[2];
+  EXPECT_EQ(detail::tile_cost(square, DramRegime::kDefault), 1125);
+  EXPECT_EQ(detail::tile_cost(square, DramRegime::kFast), 1125);
+  EXPECT_EQ(detail::tile_cost(square, DramRegime::kFastShortK), 950);
+  const detail::TileCandidate coop128 = detail::kSm90Fp8Tiles[3];
+  EXPECT_EQ(detail::tile_cost(coop128, DramRegime::kDefault), 1250);
+  EXPECT_EQ(detail::tile_cost(coop128, DramRegime::kFast), 1100);
+  EXPECT_EQ(detail::tile_cost(coop128, DramRegime::kFastShortK), 1100);
+}
+
 // Short K on fast DRAM (an H200, not an H100): the 128×128 ping-pong tile's
 // cost drops to 950 and the model takes it where its waves are as full as
 // 128×256's — the shapes of gemm-h200-square-k4096.json — but not on
 // ragged M (3000 rows: its cost of the rows past M) nor at K > 4096.
 TEST(GemmDispatchTable, Sm90SquareOnShortKWithFastDram) {
+  using detail::DramRegime;
   using detail::kSm90Int8Model;
   using detail::modelled_tile;
-  using detail::short_k_on_fast_dram;
-  EXPECT_TRUE(short_k_on_fast_dram(4096, 4814, kH100Sms));   // H200
-  EXPECT_TRUE(short_k_on_fast_dram(2048, 4814, kH100Sms));
-  EXPECT_FALSE(short_k_on_fast_dram(4096, 3352, kH100Sms));  // H100
-  EXPECT_FALSE(short_k_on_fast_dram(8192, 4814, kH100Sms));
-  EXPECT_FALSE(short_k_on_fast_dram(4096, 4814, 0));
-  EXPECT_FALSE(short_k_on_fast_dram(4096, 0, kH100Sms));     // bandwidth unknown
   for (const auto& mn : {std::pair<int64_t, int64_t>{8192, 4096}, {8192, 6144}, {4096, 4096}, {2048, 28672},
                          {768, 28672}, {1024, 4096}, {4096, 14336}}) {
-    EXPECT_EQ(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, true), GemmKernel::kSm90Square)
+    EXPECT_EQ(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, DramRegime::kFastShortK),
+              GemmKernel::kSm90Square)
         << mn.first << "x" << mn.second;
-    EXPECT_NE(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, false), GemmKernel::kSm90Square)
-        << mn.first << "x" << mn.second;
+    for (const DramRegime longer : {DramRegime::kDefault, DramRegime::kFast}) {
+      EXPECT_NE(modelled_tile(kSm90Int8Model, mn.first, mn.second, kH100Sms, longer), GemmKernel::kSm90Square)
+          << mn.first << "x" << mn.second;
+    }
   }
-  EXPECT_EQ(modelled_tile(kSm90Int8Model, 3000, 4096, kH100Sms, true), GemmKernel::kSm90Wide);
-  EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 28672, kH100Sms, true), GemmKernel::kSm90Wide1x2);
-  EXPECT_EQ(detail::modelled_time(detail::kSm90Int8Tiles[2], 8192, 4096, kH100Sms, true), 16 * 128 * 128 * 950);
-  // The precise fp8 model has no such cost: the same pick either way.
-  EXPECT_EQ(modelled_tile(detail::kSm90Fp8Model, 8192, 4096, kH100Sms, true),
-            modelled_tile(detail::kSm90Fp8Model, 8192, 4096, kH100Sms, false));
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 3000, 4096, kH100Sms, DramRegime::kFastShortK), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 28672, kH100Sms, DramRegime::kFastShortK), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(detail::modelled_time(detail::kSm90Int8Tiles[2], 8192, 4096, kH100Sms, DramRegime::kFastShortK),
+            16 * 128 * 128 * 950);
+}
+
+// Precise fp8 on fast DRAM: the 128×128 cooperative tile at 1100 instead of
+// 1250 (kSm90Fp8Tiles) takes the shapes where the H200 sweep measured it
+// faster than the H100 model's pick (gemm-h200-sweep-tiles-844a3ae.json),
+// at any K, and leaves the H100's picks and the full-wave shapes alone.
+TEST(GemmDispatchTable, Sm90Fp8Coop128OnFastDram) {
+  using detail::DramRegime;
+  using detail::kSm90Fp8Model;
+  using detail::modelled_tile;
+  struct Case {
+    int64_t m, n;
+    GemmKernel h100;
+  };
+  for (const Case& c : {Case{1024, 10240, GemmKernel::kSm90Wide}, Case{1280, 8192, GemmKernel::kSm90Wide},
+                        Case{1792, 8192, GemmKernel::kSm90Wide192}, Case{2560, 4096, GemmKernel::kSm90Wide}}) {
+    EXPECT_EQ(modelled_tile(kSm90Fp8Model, c.m, c.n, kH100Sms), c.h100) << c.m << "x" << c.n;
+    EXPECT_EQ(modelled_tile(kSm90Fp8Model, c.m, c.n, kH100Sms, DramRegime::kFast), GemmKernel::kSm90Coop128)
+        << c.m << "x" << c.n;
+    EXPECT_EQ(modelled_tile(kSm90Fp8Model, c.m, c.n, kH100Sms, DramRegime::kFastShortK), GemmKernel::kSm90Coop128)
+        << c.m << "x" << c.n;
+  }
+  // 8192³ and 4096×4096: whole waves of 128×256 either way.
+  for (const DramRegime regime : {DramRegime::kDefault, DramRegime::kFast}) {
+    EXPECT_EQ(modelled_tile(kSm90Fp8Model, 8192, 8192, kH100Sms, regime), GemmKernel::kSm90Wide);
+    EXPECT_EQ(modelled_tile(kSm90Fp8Model, 4096, 4096, kH100Sms, regime), GemmKernel::kSm90Wide);
+  }
 }
 
 // Where M ≤ 16 with a workspace takes the swapped wgmma kernel: 128-row

@@ -382,10 +382,10 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   };
   int sm_count = 0;
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
-  // K = 4096: short on a GPU with fast DRAM (detail::short_k_on_fast_dram).
-  const bool short_k = detail::short_k_on_fast_dram(4096, detail::cuda_peak_dram_gbps(0), sm_count);
-  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count, short_k);
-  const GemmKernel at_4096 = detail::modelled_tile(detail::kSm90Int8Model, 4096, 4096, sm_count, short_k);
+  // K = 4096: short on a GPU with fast DRAM (detail::dram_regime).
+  const detail::DramRegime regime = detail::dram_regime(4096, detail::cuda_peak_dram_gbps(0), sm_count);
+  const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count, regime);
+  const GemmKernel at_4096 = detail::modelled_tile(detail::kSm90Int8Model, 4096, 4096, sm_count, regime);
   const GemmKernel at_64 =
       detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
@@ -413,7 +413,8 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
     }
     args.fp8_fast_accum = false;  // the precise table: the tile its tile model picks above M = 256
     if (w.m >= 512) {
-      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args), detail::modelled_tile(detail::kSm90Fp8Model, w.m, w.n, sm_count))
+      EXPECT_EQ(detail::scaled_mm_cuda_kernel(args),
+                detail::modelled_tile(detail::kSm90Fp8Model, w.m, w.n, sm_count, regime))
           << "precise " << w.m;
     }
   }

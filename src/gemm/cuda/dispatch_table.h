@@ -86,15 +86,19 @@ struct TileCandidate {
   int64_t tile_m, tile_n, cluster_m, cluster_n;
   int64_t cost;           // time per MAC, 128×256 cooperative = 1000, plus …
   int64_t cost_ragged_m;  // … this × the rows past M (at most a tile's) / tile_m
-  // The time per MAC instead of `cost` where K is short on a GPU with fast
-  // DRAM (short_k_on_fast_dram); 0: `cost` there too.
+  // The time per MAC instead of `cost` on a GPU with fast DRAM (DramRegime
+  // below); 0: `cost` there too.
+  int64_t cost_fast_dram = 0;
+  // … and instead of that where K is also short; 0: as at longer K.
   int64_t cost_short_k_fast_dram = 0;
 };
 
-// K ≤ kShortK on a GPU whose DRAM gives each SM more than 30 GB/s of peak
-// bandwidth (dram_fast_per_sm of the runtime's figure, cuda_peak_dram_gbps:
-// H100 SXM 3352 GB/s = 25 per SM, H200 4814 = 36).
-// There the 128×128 ping-pong tile beat 128×256 cooperative, in one call
+// Fast DRAM: more than 30 GB/s of peak bandwidth per SM (dram_fast_per_sm
+// of the runtime's figure, cuda_peak_dram_gbps: H100 SXM 3352 GB/s = 25 per
+// SM, H200 4814 = 36). The costs above were fitted on the H100; where the
+// H200 measured a tile's time per MAC otherwise, the candidate carries it
+// as `cost_fast_dram`. K ≤ kShortK on such a GPU:
+// there the 128×128 ping-pong tile beat 128×256 cooperative, in one call
 // with the two interleaved (H200, --rounds 2–3, bench/results/
 // gemm-h200-square-k4096.json and gemm-h200-wide-square-ab.json): int8
 // 0.93–0.97× its time at K = 4096 and M a multiple of 128 (8192×4096×4096
@@ -105,8 +109,21 @@ struct TileCandidate {
 // H100 the 128×128 tile cost 1.11–1.16× per MAC at K = 4096 as at 8192
 // (gemm-h100-sweep-tiles.json), so the H100 keeps `cost`.
 constexpr int64_t kShortK = 4096;
-constexpr bool short_k_on_fast_dram(int64_t k, int64_t dram_gbps, int sm_count) {
-  return k <= kShortK && dram_fast_per_sm(dram_gbps, sm_count);
+
+// Which of a candidate's times per MAC a call is modelled with (tile_cost).
+enum class DramRegime : uint8_t {
+  kDefault,     // the H100's DRAM (or an unknown bandwidth): `cost`
+  kFast,        // more than 30 GB/s of peak DRAM per SM: `cost_fast_dram`
+  kFastShortK,  // that, and K ≤ kShortK: `cost_short_k_fast_dram`
+};
+constexpr DramRegime dram_regime(int64_t k, int64_t dram_gbps, int sm_count) {
+  if (!dram_fast_per_sm(dram_gbps, sm_count)) return DramRegime::kDefault;
+  return k <= kShortK ? DramRegime::kFastShortK : DramRegime::kFast;
+}
+constexpr int64_t tile_cost(const TileCandidate& c, DramRegime regime) {
+  if (regime == DramRegime::kFastShortK && c.cost_short_k_fast_dram > 0) return c.cost_short_k_fast_dram;
+  if (regime != DramRegime::kDefault && c.cost_fast_dram > 0) return c.cost_fast_dram;
+  return c.cost;
 }
 
 // int8, and fp8 with fast accumulation (its kernels are int8's tiles). Where
@@ -121,9 +138,9 @@ constexpr bool short_k_on_fast_dram(int64_t k, int64_t dram_gbps, int sm_count) 
 constexpr TileCandidate kSm90Int8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1020, 0},
-    // ping-pong; 950 where K is short on fast DRAM (short_k_on_fast_dram:
+    // ping-pong; 950 where K is short on fast DRAM (DramRegime::kFastShortK:
     // the measured 0.93–0.97 for int8, 0.96–0.99 for fast fp8)
-    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560, 950},
+    {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560, 0, 950},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
 // the model, the same formula over the three cluster-2×1 tiles above M = 256
@@ -137,11 +154,17 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
 //                 (128×128); 136×57344×8192 302.1 → 239.8
 //   128×128 cooperative (three whole partial sets): 512×4096×4096 18.1
 //                 against 27.7 (128×256) and 22.8 (128×192)
+// On fast DRAM the 128×128 cooperative tile costs 1100, not 1250: the
+// median of its time per MAC over 176 shapes (M = 320 … 8192, the issue's
+// eight (N, K); bench/results/gemm-h200-sweep-tiles-844a3ae.json) was
+// 1082–1107 at every K (the other tiles' within 2 % of theirs). The
+// modelled picks that changes were up to 1.27× slower than it there
+// (1280×8192×28672 564.8 → 444.2 µs, 1024×10240×8192 139.6 → 128.4).
 constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
     {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0},
-    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600},
+    {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600, 1100},
 };
 
 // The tile counts along M and N as CUTLASS's schedulers deal them: in
@@ -154,8 +177,8 @@ constexpr ClusterTiles cluster_tiles(const TileCandidate& c, int64_t m, int64_t 
 }
 
 constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, int sm_count,
-                                bool short_k_fast_dram = false) {
-  const int64_t cost = short_k_fast_dram && c.cost_short_k_fast_dram > 0 ? c.cost_short_k_fast_dram : c.cost;
+                                DramRegime regime = DramRegime::kDefault) {
+  const int64_t cost = tile_cost(c, regime);
   const auto [m_tiles, n_tiles] = cluster_tiles(c, m, n);
   const int64_t sms = sm_count > 0 ? sm_count : 1;  // (no SM count: one SM)
   const int64_t waves = (m_tiles * n_tiles + sms - 1) / sms;
@@ -252,21 +275,21 @@ constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / size
 constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0]), &kSm90Fp8StreamK};
 
 // The whole-tile candidate with the shortest modelled time (the first of
-// equals); `short_k_fast_dram`: short_k_on_fast_dram holds for the call.
+// equals), each at its cost for the call's DramRegime.
 constexpr const TileCandidate& fastest_tile(const TileModel& model, int64_t m, int64_t n, int sm_count,
-                                            bool short_k_fast_dram = false) {
+                                            DramRegime regime = DramRegime::kDefault) {
   const TileCandidate* best = &model.candidates[0];
   for (size_t i = 1; i < model.count; ++i) {
     const TileCandidate& c = model.candidates[i];
-    if (modelled_time(c, m, n, sm_count, short_k_fast_dram) < modelled_time(*best, m, n, sm_count, short_k_fast_dram)) {
+    if (modelled_time(c, m, n, sm_count, regime) < modelled_time(*best, m, n, sm_count, regime)) {
       best = &c;
     }
   }
   return *best;
 }
 constexpr GemmKernel modelled_tile(const TileModel& model, int64_t m, int64_t n, int sm_count,
-                                   bool short_k_fast_dram = false) {
-  return fastest_tile(model, m, n, sm_count, short_k_fast_dram).kernel;
+                                   DramRegime regime = DramRegime::kDefault) {
+  return fastest_tile(model, m, n, sm_count, regime).kernel;
 }
 
 struct GemmRule {
@@ -304,8 +327,8 @@ constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64
 // The kernel `rule` runs for an M×N problem on `sm_count` SMs: its tile
 // model's pick where it has one (and an SM count), else its kernel.
 constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int sm_count,
-                                 bool short_k_fast_dram = false) {
-  return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count, short_k_fast_dram)
+                                 DramRegime regime = DramRegime::kDefault) {
+  return rule.model.count > 0 && sm_count > 0 ? modelled_tile(rule.model, m, n, sm_count, regime)
                                               : rule.kernel;
 }
 
@@ -313,11 +336,11 @@ constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int
 // M×N×K problem — its modelled time shorter than the best whole-tile
 // candidate's.
 constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count,
-                                   bool short_k_fast_dram = false) {
+                                   DramRegime regime = DramRegime::kDefault) {
   const TileModel& model = rule.model;
   if (model.count == 0 || model.stream_k == nullptr || sm_count <= 0) return false;
-  const TileCandidate& best = fastest_tile(model, m, n, sm_count, short_k_fast_dram);
-  const int64_t whole_tiles = modelled_time(best, m, n, sm_count, short_k_fast_dram) * ceil_div(k, 128);
+  const TileCandidate& best = fastest_tile(model, m, n, sm_count, regime);
+  const int64_t whole_tiles = modelled_time(best, m, n, sm_count, regime) * ceil_div(k, 128);
   return stream_k_time(*model.stream_k, m, n, k, sm_count) < whole_tiles;
 }
 

@@ -160,13 +160,13 @@ GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const Cuda
   // Stream-K only with room for it (a smaller workspace would make the
   // kernel run whole tiles, which the model's pick does better).
   const bool workspace = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count);
-  const bool short_k = short_k_on_fast_dram(args.k, cuda_peak_dram_gbps(args.device.index), info.sm_count);
-  const GemmKernel kernel = rule_kernel(*rule, args.m, args.n, info.sm_count, short_k);
+  const DramRegime regime = dram_regime(args.k, cuda_peak_dram_gbps(args.device.index), info.sm_count);
+  const GemmKernel kernel = rule_kernel(*rule, args.m, args.n, info.sm_count, regime);
   // M ≤ 16 on a large weight: the swapped wgmma kernel (decode_takes).
   if (workspace && kernel == GemmKernel::kSm90SkinnyStream && decode_takes(args.m, args.n, args.k, info.sm_count)) {
     return {GemmKernel::kSm90Decode, args.fp8_fast_accum};
   }
-  const bool stream_k = workspace && rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count, short_k);
+  const bool stream_k = workspace && rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count, regime);
   return {stream_k ? GemmKernel::kSm90StreamK : kernel, args.fp8_fast_accum};
 }
 
