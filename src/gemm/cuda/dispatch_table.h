@@ -107,7 +107,11 @@ struct TileCandidate {
 // K ≥ 8192 (8192³ 711.6 → 777.1). Ping-pong hides one warpgroup's epilogue
 // under the other's mainloop, which weighs more the shorter K is; on the
 // H100 the 128×128 tile cost 1.11–1.16× per MAC at K = 4096 as at 8192
-// (gemm-h100-sweep-tiles.json), so the H100 keeps `cost`.
+// (gemm-h100-sweep-tiles.json), so the H100 keeps `cost`. Between the two
+// (H200, gemm-h200-pingpong-long-k-ab-276b39e.json, where a cost of 1050 at
+// K > 4096 would change the pick), int8: 0.87–1.04× 128×256's time at
+// K = 8192–14336, 0.93–1.11× at K = 28672 — no one cost for K > 4096, so
+// it keeps `cost` there.
 constexpr int64_t kShortK = 4096;
 
 // Which of a candidate's times per MAC a call is modelled with (tile_cost).
@@ -157,9 +161,12 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
 // On fast DRAM the 128×128 cooperative tile costs 1100, not 1250: the
 // median of its time per MAC over 176 shapes (M = 320 … 8192, the issue's
 // eight (N, K); bench/results/gemm-h200-sweep-tiles-844a3ae.json) was
-// 1082–1107 at every K (the other tiles' within 2 % of theirs). The
-// modelled picks that changes were up to 1.27× slower than it there
-// (1280×8192×28672 564.8 → 444.2 µs, 1024×10240×8192 139.6 → 128.4).
+// 1082–1107 at every K (the other precise tiles' within 2 % of theirs).
+// Where that changes the pick (with a workspace, 10 shapes of that grid),
+// timed interleaved against the former pick (gemm-h200-fp8-coop128-
+// 276b39e.json): 0.973× the time over the 9 timed, 1024×10240×8192 138.1 →
+// 124.8 µs, 1280×8192×8192 138.0 → 128.5, 2560×4096×4096 74.9 → 70.5; at
+// most 1.02× (3328×4096×4096 94.4 → 96.4).
 constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
