@@ -158,22 +158,21 @@ struct Kernel {
   }
 
   // CUTLASS's arguments for this call: problem, operands, epilogue tree,
-  // SM count and the persistent scheduler's swizzle.
+  // SM count and the persistent scheduler's swizzle. Swapped (Dᵀ = B·Aᵀ),
+  // CUTLASS's A is the weight (args.b), its B the tokens and its problem
+  // N × M.
   static typename Gemm::Arguments arguments(const ScaledMmArgs& args, int sm_count) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
-    const auto* a = static_cast<const Input*>(args.a);
-    const auto* b = static_cast<const Input*>(args.b);
-    const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
-    typename Gemm::Arguments arguments =
-        kSwapped ? typename Gemm::Arguments{cutlass::gemm::GemmUniversalMode::kGemm,
-                                            {n, m, k, 1},
-                                            {b, StrideA{args.ldb, _1{}, int64_t(0)}, a, StrideB{args.lda, _1{}, int64_t(0)}},
-                                            epilogue_arguments(args)}
-                 : typename Gemm::Arguments{cutlass::gemm::GemmUniversalMode::kGemm,
-                                            {m, n, k, 1},
-                                            {a, StrideA{args.lda, _1{}, int64_t(0)}, b, StrideB{args.ldb, _1{}, int64_t(0)}},
-                                            epilogue_arguments(args)};
+    const auto* a = static_cast<const Input*>(kSwapped ? args.b : args.a);
+    const auto* b = static_cast<const Input*>(kSwapped ? args.a : args.b);
+    const int64_t lda = kSwapped ? args.ldb : args.lda, ldb = kSwapped ? args.lda : args.ldb;
+    const int m = static_cast<int>(kSwapped ? args.n : args.m), n = static_cast<int>(kSwapped ? args.m : args.n);
+    const int k = static_cast<int>(args.k);
+    typename Gemm::Arguments arguments{cutlass::gemm::GemmUniversalMode::kGemm,
+                                       {m, n, k, 1},
+                                       {a, StrideA{lda, _1{}, int64_t(0)}, b, StrideB{ldb, _1{}, int64_t(0)}},
+                                       epilogue_arguments(args)};
     arguments.hw_info.device_id = args.device.index;
     arguments.hw_info.sm_count = sm_count;
     arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(args.m, args.n, !Tree::kInt8 && args.fp8_fast_accum);
