@@ -96,8 +96,9 @@ struct TileCandidate {
 // Fast DRAM: more than 30 GB/s of peak bandwidth per SM (dram_fast_per_sm
 // of the runtime's figure, cuda_peak_dram_gbps: H100 SXM 3352 GB/s = 25 per
 // SM, H200 4814 = 36). The costs above were fitted on the H100; where the
-// H200 measured a tile's time per MAC otherwise, the candidate carries it
-// as `cost_fast_dram`. K ≤ kShortK on such a GPU:
+// H200's differs and an interleaved A/B there confirmed the picks it
+// changes, the candidate carries it as `cost_fast_dram`. K ≤ kShortK on
+// such a GPU:
 // there the 128×128 ping-pong tile beat 128×256 cooperative, in one call
 // with the two interleaved (H200, --rounds 2–3, bench/results/
 // gemm-h200-square-k4096.json and gemm-h200-wide-square-ab.json): int8
@@ -162,9 +163,9 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
 // median of its time per MAC over 176 shapes (M = 320 … 8192, the issue's
 // eight (N, K); bench/results/gemm-h200-sweep-tiles-844a3ae.json) was
 // 1082–1107 at every K (the other precise tiles' within 2 % of theirs).
-// Where that changes the pick (with a workspace, 10 shapes of that grid),
-// timed interleaved against the former pick (gemm-h200-fp8-coop128-
-// 276b39e.json): 0.973× the time over the 9 timed, 1024×10240×8192 138.1 →
+// Where that changes the pick (with a workspace, 10 shapes of M = 320 …
+// 4096 in steps of 64 × those (N, K)), timed interleaved against the former
+// pick (gemm-h200-fp8-coop128-276b39e.json): 0.973× the time over the 9 timed, 1024×10240×8192 138.1 →
 // 124.8 µs, 1280×8192×8192 138.0 → 128.5, 2560×4096×4096 74.9 → 70.5; at
 // most 1.02× (3328×4096×4096 94.4 → 96.4).
 constexpr TileCandidate kSm90Fp8Tiles[] = {
