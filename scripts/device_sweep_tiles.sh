@@ -1,16 +1,39 @@
 #!/usr/bin/env bash
 # Times every M > 256 tile candidate of the Hopper dispatch (tile model in
 # src/gemm/cuda/dispatch_table.h) on the issue's eight (N, K) at the M values
-# given, one JSON per M under $OUT (so a timeout keeps what finished).
-#   BIN=... OUT=... [KERNELS=name,...] scripts/device_sweep_tiles.sh M [M ...]
-# KERNELS: the --kernels list (default: the M > 256 candidates and the 64×128
-# cluster-2×1 ping-pong tile).
+# given: one `qgemm bench gemm --sweep --no-peers` process per M (so a
+# timeout loses one M), logs under /tmp, and the records of every M merged
+# into $OUT/tiles.json (the device tool returns at most 8 files).
+#   BIN=... OUT=... [KERNELS=name,...] [TIMEOUT=s] scripts/device_sweep_tiles.sh M [M ...]
+# KERNELS: the --kernels list (default: every tile-model candidate and the
+# stream-K build). One round, no cooldown: the first implementation timed on
+# a shape can read up to 20 % slow (bench/results/README.md,
+# gemm-h200-sweep-tiles-844a3ae.json), so fit medians over many shapes and
+# check a change in an interleaved A/B (--rounds, --cooldown).
 set -uo pipefail
-kernels=${KERNELS:-sm90-128x256-coop,sm90-128x256-coop-1x2,sm90-128x128-pingpong,sm90-64x128-pingpong-2x1,sm90-fp8-128x192-coop,sm90-fp8-128x128-coop}
+kernels=${KERNELS:-sm90-128x256-coop,sm90-128x256-coop-1x2,sm90-128x128-pingpong,sm90-fp8-128x192-coop,sm90-fp8-128x128-coop,sm90-128x256-coop-1x2-streamk}
 nk=(6144x4096 4096x4096 28672x4096 4096x14336 10240x8192 8192x8192 57344x8192 8192x28672)
+parts=/tmp/qgemm-tiles
+rm -rf "$parts" && mkdir -p "$parts"
 for m in "$@"; do
   shapes=$(printf "${m}x%s," "${nk[@]}")
-  timeout 300 "$BIN/qgemm" bench gemm --sweep --no-peers --kernels "$kernels" --shapes "${shapes%,}" \
-    --json "$OUT/tiles-m$m.json" > "$OUT/tiles-m$m.log" 2>&1 || echo "M=$m failed: $(tail -1 "$OUT/tiles-m$m.log")"
+  timeout "${TIMEOUT:-300}" "$BIN/qgemm" bench gemm --sweep --no-peers --kernels "$kernels" --shapes "${shapes%,}" \
+    --json "$parts/m$m.json" > "$parts/m$m.log" 2>&1 || echo "M=$m failed: $(tail -1 "$parts/m$m.log")"
   echo "M=$m done $(date +%T)"
 done
+python3 - "$parts" "$OUT/tiles.json" <<'PY'
+import glob, json, re, sys
+merged = None
+by_m = lambda path: int(re.search(r"m(\d+)\.json$", path).group(1))
+for path in sorted(glob.glob(f"{sys.argv[1]}/m*.json"), key=by_m):
+    part = json.load(open(path))
+    if merged is None:
+        merged, commands = part, [part["command"]]
+    else:
+        merged["records"] += part["records"]
+        commands.append(part["command"])
+if merged is not None:
+    merged["command"] = " ; ".join(commands)
+    json.dump(merged, open(sys.argv[2], "w"), separators=(",", ":"))
+    print(f"wrote {sys.argv[2]}: {len(commands)} M values, {len(merged['records'])} records")
+PY
