@@ -7,8 +7,10 @@
 #if QGEMM_WITH_CUDA
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/cuda_buffer.h"
@@ -17,6 +19,7 @@
 #include "gemm/gemm_problem.h"
 #include "gemm/scaled_mm_args.h"
 #include "qgemm/gemm.h"
+#include "qgemm/version.h"
 
 namespace qgemm::test {
 
@@ -63,6 +66,31 @@ struct StreamKWorkspace {
     return sms;
   }
 };
+
+// Whether the sm_90a kernels must run here: built for sm_90a and a compute
+// capability 9.0 GPU.
+inline bool sm90a_kernels_expected() {
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  const std::string archs = std::string(";") + cuda_archs() + ";";
+  return major == 9 && archs.find(";90a;") != std::string::npos;
+}
+
+// Runs `kernel` forced on p (detail::scaled_mm_cuda_with), with `workspace`
+// attached where given — only `workspace_bytes` of it (−1: all of it) — and
+// returns the output; empty when the kernel declined (not built here, not
+// for this GPU, or not for these arguments).
+inline std::vector<uint8_t> run_forced(const GemmProblem& p, detail::GemmKernel kernel,
+                                       const StreamKWorkspace* workspace = nullptr, int64_t workspace_bytes = -1) {
+  DeviceProblem d(p);
+  detail::ScaledMmArgs args = d.args(p);
+  if (workspace != nullptr) args = workspace->attach(args, workspace_bytes);
+  std::vector<uint8_t> out;
+  if (!detail::scaled_mm_cuda_with(args, kernel)) return out;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  d.out.download(out);
+  return out;
+}
 
 // The public scaled_mm on p twice, with the device's workspace
 // (scaled_mm_workspace_bytes) and without one: both outputs, and the kernel

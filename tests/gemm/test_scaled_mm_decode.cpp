@@ -25,40 +25,17 @@
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
-#include "qgemm/version.h"
 
 namespace qgemm::test {
 namespace {
 
 using detail::GemmKernel;
 
-// Built for sm_90a and running on a compute capability 9.0 GPU.
-bool decode_expected() {
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  const std::string archs = std::string(";") + cuda_archs() + ";";
-  return major == 9 && archs.find(";90a;") != std::string::npos;
-}
-
-// Runs `kernel` on p (with the workspace where given) and returns the
-// output; empty when the kernel declined.
-std::vector<uint8_t> run(const GemmProblem& p, GemmKernel kernel, const StreamKWorkspace* workspace,
-                         int64_t workspace_bytes = -1) {
-  DeviceProblem d(p);
-  detail::ScaledMmArgs args = d.args(p);
-  if (workspace != nullptr) args = workspace->attach(args, workspace_bytes);
-  std::vector<uint8_t> out;
-  if (!detail::scaled_mm_cuda_with(args, kernel)) return out;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  d.out.download(out);
-  return out;
-}
-
 class ScaledMmDecode : public ::testing::Test {
  protected:
   void SetUp() override {
     QGEMM_SKIP_WITHOUT_GPU();
-    if (!decode_expected()) GTEST_SKIP() << "kSm90Decode is sm_90a";
+    if (!sm90a_kernels_expected()) GTEST_SKIP() << "kSm90Decode is sm_90a";
   }
 };
 
@@ -74,7 +51,7 @@ TEST_F(ScaledMmDecode, EveryEpilogueMatchesCpu) {
     for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
       auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
       GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Decode, &workspace);
       ASSERT_FALSE(out.empty()) << "kSm90Decode refused " << c.name();
       ++ran;
       EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
@@ -95,11 +72,11 @@ TEST_F(ScaledMmDecode, EveryMUpTo16) {
       c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
       auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
       GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Decode, &workspace);
       ASSERT_FALSE(out.empty()) << c.name();
       EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
       if (input == DType::kInt8) {
-        const std::vector<uint8_t> other = run(p, GemmKernel::kSm90SkinnyStream, nullptr);
+        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90SkinnyStream);
         ASSERT_FALSE(other.empty());
         EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90SkinnyStream";
       }
@@ -120,21 +97,21 @@ TEST_F(ScaledMmDecode, PaddedViewsAndWhatItDeclines) {
     c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
     auto rng = make_rng(5);
     GemmProblem p(c, rng);
-    const std::vector<uint8_t> out = run(p, GemmKernel::kSm90Decode, &workspace);
+    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Decode, &workspace);
     ASSERT_FALSE(out.empty()) << c.name();
     EXPECT_EQ(compare_all(p, out, "sm90 decode, padded"), 0);
-    EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, nullptr).empty()) << "ran without a workspace";
-    EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, &workspace, 256).empty()) << "ran in 256 bytes of workspace";
+    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90Decode).empty()) << "ran without a workspace";
+    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90Decode, &workspace, 256).empty()) << "ran in 256 bytes of workspace";
   }
   GemmCase odd = c;
   odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
   auto rng = make_rng(6);
   GemmProblem p(odd, rng);
-  EXPECT_TRUE(run(p, GemmKernel::kSm90Decode, &workspace).empty()) << "took an output TMA cannot store";
+  EXPECT_TRUE(run_forced(p, GemmKernel::kSm90Decode, &workspace).empty()) << "took an output TMA cannot store";
   GemmCase tall = c;
   tall.m = 17;
   GemmProblem q(tall, rng);
-  EXPECT_TRUE(run(q, GemmKernel::kSm90Decode, &workspace).empty()) << "took M = 17";
+  EXPECT_TRUE(run_forced(q, GemmKernel::kSm90Decode, &workspace).empty()) << "took M = 17";
 }
 
 // The same bits on every run (fp8's peers add in k order; int8's int32 sums
@@ -146,9 +123,9 @@ TEST_F(ScaledMmDecode, Deterministic) {
     c.m = 16, c.n = 1024, c.k = 8192, c.input = input;
     auto rng = make_rng(12);
     GemmProblem p(c, rng);
-    const std::vector<uint8_t> first = run(p, GemmKernel::kSm90Decode, &workspace);
+    const std::vector<uint8_t> first = run_forced(p, GemmKernel::kSm90Decode, &workspace);
     ASSERT_FALSE(first.empty());
-    for (int r = 0; r < 3; ++r) EXPECT_EQ(run(p, GemmKernel::kSm90Decode, &workspace), first) << c.name() << " run " << r;
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(run_forced(p, GemmKernel::kSm90Decode, &workspace), first) << c.name() << " run " << r;
     EXPECT_EQ(compare_all(p, first, "sm90 decode"), 0);
   }
 }

@@ -57,15 +57,6 @@ bool sm89_fp8_expected() {
   return major * 10 + minor >= 89 && archs.find(";89;") != std::string::npos;
 }
 
-// Whether the Hopper decode kernel must run here: built for sm_90a and a
-// compute capability 9.0 GPU.
-bool sm90_stream_expected() {
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  const std::string archs = std::string(";") + cuda_archs() + ";";
-  return major == 9 && archs.find(";90a;") != std::string::npos;
-}
-
 TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   const KernelCase& kc = GetParam();
   int ran_int8 = 0, ran_fp8 = 0;
@@ -84,7 +75,7 @@ TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   if (mma_sync_tile && ran_int8 > 0 && sm89_fp8_expected()) {
     EXPECT_GT(ran_fp8, 0) << "the sm89 fp8 build of " << detail::gemm_kernel_name(kc.kernel) << " did not run";
   }
-  if (kc.kernel == GemmKernel::kSm90SkinnyStream && sm90_stream_expected()) {
+  if (kc.kernel == GemmKernel::kSm90SkinnyStream && sm90a_kernels_expected()) {
     EXPECT_EQ(ran_int8 + ran_fp8, static_cast<int>(epilogue_cases(kc.m, kc.n, kc.k).size()))
         << "the Hopper decode kernel refused a case it must take";
   }

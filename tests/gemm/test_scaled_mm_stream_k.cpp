@@ -36,16 +36,11 @@ bool hopper() {
   return major == 9;
 }
 
-// Runs kSm90StreamK on p with `workspace_bytes` of the workspace (−1: all of
-// it) and returns the output; empty when the kernel is not built here.
+// kSm90StreamK forced on p with `workspace_bytes` of the workspace (−1: all
+// of it); empty when the kernel is not built here.
 std::vector<uint8_t> run_stream_k(const GemmProblem& p, const StreamKWorkspace& workspace,
                                   int64_t workspace_bytes = -1) {
-  DeviceProblem d(p);
-  std::vector<uint8_t> out;
-  if (!detail::scaled_mm_cuda_with(workspace.attach(d.args(p), workspace_bytes), GemmKernel::kSm90StreamK)) return out;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  d.out.download(out);
-  return out;
+  return run_forced(p, GemmKernel::kSm90StreamK, &workspace, workspace_bytes);
 }
 
 class ScaledMmStreamK : public ::testing::Test {
