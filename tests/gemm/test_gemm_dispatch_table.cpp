@@ -36,13 +36,14 @@ std::vector<GemmKernel> kernels_of(const GemmRule& rule) {
 
 // `fast`: the picks are fp8 fast accumulation's (int8's table read for fp8,
 // precise where fp8_fast_runs_precise says), and `precise` is checked too.
+// `regime`: the DRAM the picks are for (default: an H100's).
 template <size_t N>
 void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks, const char* table,
-                  bool fast = false) {
+                  bool fast = false, detail::DramRegime regime = detail::DramRegime::kDefault) {
   for (const Pick& p : picks) {
-    const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms);
+    const GemmRule* rule = detail::pick_rule(rules, p.m, p.n, kH100Sms, regime);
     ASSERT_NE(rule, nullptr) << table << " " << p.m << "x" << p.n;
-    const GemmKernel kernel = detail::rule_kernel(*rule, p.m, p.n, kH100Sms);
+    const GemmKernel kernel = detail::rule_kernel(*rule, p.m, p.n, kH100Sms, regime);
     EXPECT_EQ(kernel, p.kernel) << table << " " << p.m << "x" << p.n << ": " << rule->why;
     if (fast) EXPECT_EQ(detail::fp8_fast_runs_precise(kernel), p.precise) << p.m << "x" << p.n;
   }
@@ -60,6 +61,13 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::square_tiles_ragged(256, 8192, kH100Sms));
   EXPECT_FALSE(detail::square_tiles_ragged(256, 28672, kH100Sms));
   EXPECT_FALSE(detail::square_tiles_ragged(256, 12800, kH100Sms));  // 200 tiles: ≥ 1.5 waves
+  // 64×128 tiles in 1–1.5 waves: 2 × 80 = 160 at 128×10240 yes; 128 (one
+  // wave), 200 (1.5 waves) and 448 no.
+  EXPECT_TRUE(detail::narrow_tiles_ragged(128, 10240, kH100Sms));
+  EXPECT_TRUE(detail::narrow_tiles_ragged(97, 10240, kH100Sms));
+  EXPECT_FALSE(detail::narrow_tiles_ragged(128, 8192, kH100Sms));
+  EXPECT_FALSE(detail::narrow_tiles_ragged(128, 12800, kH100Sms));
+  EXPECT_FALSE(detail::narrow_tiles_ragged(128, 28672, kH100Sms));
   // The Hopper tile model (M > 256). 384×10240: 3 × 40 tiles of 128×256 run
   // as 4 × 40 = 160 with cluster 2×1 (two waves), 3 × 40 = 120 with 1×2
   // (one): 1×2. 384×8192: 4 × 32 = 128, one wave either way: 2×1 (cheaper per
@@ -318,6 +326,50 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {1024, 6144, GemmKernel::kSm90Square},
                 {8192, 8192, GemmKernel::kSm90Wide}},
                "fp8 fast", true);
+}
+
+// Fast DRAM (an H200) at M = 65–128: 128×256 with cluster 1×2 at M = 65–96
+// and N ≥ 28672 (int8, both fp8 modes); int8's 64×128 cluster-2×1 tile at
+// M = 97–128 and N ≥ 6144 but where those tiles take 1–1.5 waves (N = 10240),
+// which fp8 with fast accumulation runs precise. Both K regimes of fast DRAM
+// pick alike; an H100 (the default regime) keeps the picks of the tests
+// above.
+TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
+  using detail::DramRegime;
+  for (const DramRegime regime : {DramRegime::kFast, DramRegime::kFastShortK}) {
+    expect_picks(detail::kSm90Int8Rules,
+                 {{65, 28672, GemmKernel::kSm90Wide1x2},
+                  {96, 57344, GemmKernel::kSm90Wide1x2},
+                  {64, 28672, GemmKernel::kSm90Narrow},        // M ≤ 64: unchanged
+                  {96, 10240, GemmKernel::kSm90Narrow2x1},     // N < 28672: unchanged
+                  {97, 28672, GemmKernel::kSm90Narrow2x1},
+                  {100, 6144, GemmKernel::kSm90Narrow2x1},
+                  {128, 8192, GemmKernel::kSm90Narrow2x1},
+                  {128, 57344, GemmKernel::kSm90Narrow2x1},
+                  {128, 10240, GemmKernel::kSm90Small2x1},     // 160 tiles of 64×128: 1.2 waves
+                  {128, 4096, GemmKernel::kSm90Small2x1},      // N < 6144: unchanged
+                  {129, 6144, GemmKernel::kSm90Square}},       // M > 128: unchanged
+                 "int8 fast DRAM", false, regime);
+    expect_picks(detail::kSm90Int8Rules,
+                 {{80, 28672, GemmKernel::kSm90Wide1x2},
+                  {100, 8192, GemmKernel::kSm90Narrow2x1, true},
+                  {128, 10240, GemmKernel::kSm90Small2x1}},
+                 "fp8 fast, fast DRAM", true, regime);
+    expect_picks(detail::kSm90Fp8Rules,
+                 {{65, 28672, GemmKernel::kSm90Wide1x2},
+                  {96, 57344, GemmKernel::kSm90Wide1x2},
+                  {96, 10240, GemmKernel::kSm90Square},
+                  {97, 28672, GemmKernel::kSm90Square},
+                  {96, 4096, GemmKernel::kSm90Small2x1}},
+                 "fp8 fast DRAM", false, regime);
+  }
+  // The rules that need fast DRAM hold on no other.
+  for (const auto& rule : detail::kSm90Int8Rules) {
+    if (!rule.needs_fast_dram) continue;
+    EXPECT_NE(detail::pick_rule(detail::kSm90Int8Rules, rule.max_m, 57344, kH100Sms), &rule) << rule.why;
+  }
+  EXPECT_EQ(detail::pick_rule(detail::kSm90Int8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Narrow2x1);
+  EXPECT_EQ(detail::pick_rule(detail::kSm90Fp8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Square);
 }
 
 // The Hopper tile scheduler's swizzle: 8 only on grids with many tiles on

@@ -25,6 +25,9 @@ enum class Waves : uint8_t {
   kSquareRagged,
   // 64×64 tiles fit in one wave (small_tiles_fit_one_wave).
   kSmallOneWave,
+  // 64×128 tiles do NOT need between one and one and a half waves
+  // (narrow_tiles_ragged).
+  kNarrowNotRagged,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -45,6 +48,13 @@ constexpr bool square_tiles_ragged(int64_t m, int64_t n, int sm_count) {
 // True when 64×64 tiles fit in one wave (M ≤ 64: N ≤ 8448 on 132 SMs).
 constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
   return tile_count(m, n, 64, 64) <= sm_count;
+}
+
+// True when 64×128 tiles need between one and one and a half waves (e.g.
+// 128×10240: 2 × 80 = 160 tiles on 132 SMs).
+constexpr bool narrow_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = tile_count(m, n, 64, 128);
+  return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.
@@ -307,8 +317,9 @@ struct GemmRule {
   GemmKernel kernel;  // … and runs this kernel, or, given a tile model and
                       // an SM count, the model's pick
   const char* why;
-  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says.
+  Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says …
   TileModel model = {};
+  bool needs_fast_dram = false;  // … and, if set, the GPU's DRAM is fast (DramRegime not kDefault).
 };
 
 constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
@@ -316,16 +327,19 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kAny: return true;
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
+    case Waves::kNarrowNotRagged: return !narrow_tiles_ragged(m, n, sm_count);
   }
   return false;
 }
 
 // The first rule of `rules` that holds for an M×N problem on `sm_count`
-// SMs, or nullptr (then the fallback runs).
+// SMs with the call's DramRegime, or nullptr (then the fallback runs).
 template <size_t N>
-constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count) {
+constexpr const GemmRule* pick_rule(const GemmRule (&rules)[N], int64_t m, int64_t n, int sm_count,
+                                    DramRegime regime = DramRegime::kDefault) {
   for (const GemmRule& rule : rules) {
-    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count)) {
+    if (m <= rule.max_m && n >= rule.min_n && n <= rule.max_n && waves_hold(rule.waves, m, n, sm_count) &&
+        (!rule.needs_fast_dram || regime != DramRegime::kDefault)) {
       return &rule;
     }
   }
@@ -377,11 +391,33 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {64, 0, kAnyN, GemmKernel::kSm90Narrow,
      "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work; TMA keeps enough "
      "bytes in flight"},
+    // Fast DRAM (an H200), M = 65–128: the 64-row ping-pong tiles there ran
+    // the slower the more rows past M their second M tile holds (as the
+    // 128×128 tile does above M = 256: kSm90Int8Tiles) — int8 57344×8192 with
+    // 64×64 tiles: M = 100 174.2 µs, 112 157.7, 120 147.1, 128 144.0; with
+    // 64×128: 80 143.0, 128 126.3. The two rules below were read off a sweep
+    // of every tile at M = 24–256 × the eight (N, K)
+    // (bench/results/gemm-h200-sweep-small-m-02668d8.json) and confirmed
+    // interleaved (--rounds 3 --cooldown 100, gemm-h200-small-m-ab-02668d8.json).
+    // On the H100 the same tiles were within ±4 % at these shapes (64×64
+    // 5–7 % faster at N = 10240: gemm-h100-sweep-narrow2x1.json), so it keeps
+    // the rules after them.
+    {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
+     "fast DRAM, M = 65–96, N ≥ 28672: one 128-row M tile of 128×256 (cluster 1×2), whose rows "
+     "past M cost nothing, in place of two 64-row ones — H200: 72×57344×8192 143.3 → 130.5 µs, "
+     "80×… 143.0 → 129.8, 96×… 134.1 → 130.3, 72×28672×4096 43.0 → 40.9 (88×… 40.0 → 41.0)",
+     Waves::kAny, {}, true},
     {96, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
      "M = 65–96, N ≥ 6144: 64×128 tiles whose two M tiles share the weight tile by multicast — "
      "80×10240×8192 51.4 → 42.7 µs, 80×28672×4096 61.1 → 50.5, 96×8192×8192 35.6 → 30.1, "
      "96×6144×4096 18.2 → 15.5 (at M = 112–128 64×64 stayed 0–7 % faster; "
      "bench/results/gemm-h100-sweep-narrow2x1.json)"},
+    {128, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
+     "fast DRAM, M = 97–128, N ≥ 6144 unless 64×128 tiles take 1–1.5 waves: 64×128 tiles sharing "
+     "the weight tile, as at M = 65–96 — H200: 100×57344×8192 174.2 → 130.9 µs, 128×… 144.0 → "
+     "126.3, 100×8192×28672 93.3 → 69.6, 112×28672×4096 42.7 → 39.0, 128×6144×4096 15.2 → 13.6; "
+     "at N = 10240 (160 tiles on 132 SMs) 64×64 stayed 3 % faster at M = 120–128",
+     Waves::kNarrowNotRagged, {}, true},
     {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
      "M = 65–128: 64×64 tiles whose two M tiles share the weight tile by multicast, 2·N/64 CTAs — "
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
@@ -436,6 +472,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "64×8192×8192 31.9 → 30.3",
      Waves::kSmallOneWave},
     {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
+    {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
+     "fast DRAM, M = 65–96, N ≥ 28672: 128×256 (cluster 1×2), as for int8 — H200: 72×57344×8192 "
+     "144.6 → 130.1 µs, 96×… 135.8 → 130.0, 80×28672×4096 42.5 → 40.2",
+     Waves::kAny, {}, true},
     {128, 0, 6143, GemmKernel::kSm90Small2x1,
      "M = 65–128, N < 6144: 64×64 tiles sharing B, as for int8 — 128×4096×4096 15.4 → 12.7 µs, "
      "128×4096×14336 35.0 → 28.4, 96×4096×14336 42.7 → 31.9"},
@@ -480,12 +520,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //   - the skinny kernels (M ≤ 16; on sm_90 also kSm90SkinnyStream) have no
 //     fast mode: each mma.sync m16n8k32 returns its sum to an fp32 register
 //     every 32 products, finer than the precise wgmma mainloop's promotion;
-//   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144):
+//   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144;
+//     on fast DRAM also M = 97–128 with N ≥ 6144):
 //     the int8 tile has no fast fp8 variant; precise fp8 runs it as its
 //     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),
 //     which beat every fast tile there — H100, same call: 256×4096×4096
 //     14.5 µs against 16.1 (fast 64×64), 256×4096×14336 34.6 against 41.9;
-//     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1);
+//     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1); H200,
+//     interleaved, against the fast 64×64 cluster-2×1 tile: 100×57344×8192
+//     174.8 → 132.5, 128×8192×28672 71.0 → 65.0;
 //   - kSm90Decode (M ≤ 16 with a workspace): built precise only; its
 //     promotion once per 128-element k-tile costs nothing beside the
 //     weight's stream (8 accumulator registers);

@@ -155,12 +155,12 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 
 template <size_t N>
 GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count);
+  const DramRegime regime = dram_regime(args.k, cuda_peak_dram_gbps(args.device.index), info.sm_count);
+  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count, regime);
   if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
   // Stream-K only with room for it (a smaller workspace would make the
   // kernel run whole tiles, which the model's pick does better).
   const bool workspace = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count);
-  const DramRegime regime = dram_regime(args.k, cuda_peak_dram_gbps(args.device.index), info.sm_count);
   const GemmKernel kernel = rule_kernel(*rule, args.m, args.n, info.sm_count, regime);
   // M ≤ 16 on a large weight: the swapped wgmma kernel (decode_takes).
   if (workspace && kernel == GemmKernel::kSm90SkinnyStream && decode_takes(args.m, args.n, args.k, info.sm_count)) {
