@@ -5,6 +5,7 @@
 // predicates draw their lines where their comments say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -331,7 +332,8 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
 // Fast DRAM (an H200) at M = 65–128: 128×256 with cluster 1×2 at M = 65–96
 // and N ≥ 28672 (int8, both fp8 modes); int8's 64×128 cluster-2×1 tile at
 // M = 97–128 and N ≥ 6144 but where those tiles take 1–1.5 waves (N = 10240),
-// which fp8 with fast accumulation runs precise. Both K regimes of fast DRAM
+// and at M = 65–88 with N < 6144 (precise fp8 there too), which fp8 with fast
+// accumulation runs precise. Both K regimes of fast DRAM
 // pick alike; an H100 (the default regime) keeps the picks of the tests
 // above.
 TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
@@ -347,12 +349,16 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {128, 8192, GemmKernel::kSm90Narrow2x1},
                   {128, 57344, GemmKernel::kSm90Narrow2x1},
                   {128, 10240, GemmKernel::kSm90Small2x1},     // 160 tiles of 64×128: 1.2 waves
-                  {128, 4096, GemmKernel::kSm90Small2x1},      // N < 6144: unchanged
+                  {65, 4096, GemmKernel::kSm90Narrow2x1},
+                  {88, 4096, GemmKernel::kSm90Narrow2x1},
+                  {89, 4096, GemmKernel::kSm90Small2x1},       // M = 89–128, N < 6144: unchanged
+                  {128, 4096, GemmKernel::kSm90Small2x1},
                   {129, 6144, GemmKernel::kSm90Square}},       // M > 128: unchanged
                  "int8 fast DRAM", false, regime);
     expect_picks(detail::kSm90Int8Rules,
                  {{80, 28672, GemmKernel::kSm90Wide1x2},
                   {100, 8192, GemmKernel::kSm90Narrow2x1, true},
+                  {72, 4096, GemmKernel::kSm90Narrow2x1, true},
                   {128, 10240, GemmKernel::kSm90Small2x1}},
                  "fp8 fast, fast DRAM", true, regime);
     expect_picks(detail::kSm90Fp8Rules,
@@ -360,14 +366,22 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {96, 57344, GemmKernel::kSm90Wide1x2},
                   {96, 10240, GemmKernel::kSm90Square},
                   {97, 28672, GemmKernel::kSm90Square},
+                  {88, 4096, GemmKernel::kSm90Square},
                   {96, 4096, GemmKernel::kSm90Small2x1}},
                  "fp8 fast DRAM", false, regime);
   }
-  // The rules that need fast DRAM hold on no other.
-  for (const auto& rule : detail::kSm90Int8Rules) {
-    if (!rule.needs_fast_dram) continue;
-    EXPECT_NE(detail::pick_rule(detail::kSm90Int8Rules, rule.max_m, 57344, kH100Sms), &rule) << rule.why;
-  }
+  // The rules that need fast DRAM hold on no other DRAM, at a shape in
+  // their bounds where they hold on fast DRAM.
+  const auto only_on_fast_dram = [](const auto& rules) {
+    for (const auto& rule : rules) {
+      if (!rule.needs_fast_dram) continue;
+      const int64_t n = std::max<int64_t>(rule.min_n, 4096);
+      EXPECT_EQ(detail::pick_rule(rules, rule.max_m, n, kH100Sms, DramRegime::kFast), &rule) << rule.why;
+      EXPECT_NE(detail::pick_rule(rules, rule.max_m, n, kH100Sms), &rule) << rule.why;
+    }
+  };
+  only_on_fast_dram(detail::kSm90Int8Rules);
+  only_on_fast_dram(detail::kSm90Fp8Rules);
   EXPECT_EQ(detail::pick_rule(detail::kSm90Int8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Narrow2x1);
   EXPECT_EQ(detail::pick_rule(detail::kSm90Fp8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Square);
 }

@@ -395,11 +395,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
     // the slower the more rows past M their second M tile holds (as the
     // 128×128 tile does above M = 256: kSm90Int8Tiles) — int8 57344×8192 with
     // 64×64 tiles: M = 100 174.2 µs, 112 157.7, 120 147.1, 128 144.0; with
-    // 64×128: 80 143.0, 128 126.3. The two rules below were read off a sweep
+    // 64×128: 80 143.0, 128 126.3. The three rules below were read off a sweep
     // of every tile at M = 24–256 × the eight (N, K)
     // (bench/results/gemm-h200-sweep-small-m-02668d8.json) and confirmed
-    // interleaved (--rounds 3 --cooldown 100, gemm-h200-small-m-ab-02668d8.json).
-    // On the H100 the same tiles were within ±4 % at these shapes (64×64
+    // interleaved (--rounds 3 --cooldown 100, gemm-h200-small-m-ab-02668d8.json;
+    // N < 6144 at M = 66–88: gemm-h200-small-m-n4096-ab-2129c91.json). On the H100 the same tiles were within ±4 % at these shapes (64×64
     // 5–7 % faster at N = 10240: gemm-h100-sweep-narrow2x1.json), so it keeps
     // the rules after them.
     {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
@@ -412,6 +412,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "80×10240×8192 51.4 → 42.7 µs, 80×28672×4096 61.1 → 50.5, 96×8192×8192 35.6 → 30.1, "
      "96×6144×4096 18.2 → 15.5 (at M = 112–128 64×64 stayed 0–7 % faster; "
      "bench/results/gemm-h100-sweep-narrow2x1.json)"},
+    {88, 0, 6143, GemmKernel::kSm90Narrow2x1,
+     "fast DRAM, M = 65–88, N < 6144: 64×128 tiles sharing the weight tile, as at N ≥ 6144 — the "
+     "64×64 tile's second M tile is ≥ 40 rows past M — H200: 72×4096×14336 35.0 → 30.6 µs, "
+     "66×4096×11008 27.7 → 26.3, 80×4096×4096 14.0 → 13.3 (88: equal; 96: 64×64 2–3 % faster)",
+     Waves::kAny, {}, true},
     {128, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
      "fast DRAM, M = 97–128, N ≥ 6144 unless 64×128 tiles take 1–1.5 waves: 64×128 tiles sharing "
      "the weight tile, as at M = 65–96 — H200: 100×57344×8192 174.2 → 130.9 µs, 128×… 144.0 → "
@@ -476,6 +481,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "fast DRAM, M = 65–96, N ≥ 28672: 128×256 (cluster 1×2), as for int8 — H200: 72×57344×8192 "
      "144.6 → 130.1 µs, 96×… 135.8 → 130.0, 80×28672×4096 42.5 → 40.2",
      Waves::kAny, {}, true},
+    {88, 0, 6143, GemmKernel::kSm90Square,
+     "fast DRAM, M = 65–88, N < 6144: 64×128 tiles sharing B, as for int8 — H200: 72×4096×14336 "
+     "34.8 → 30.8 µs, 66×4096×4096 15.3 → 14.3",
+     Waves::kAny, {}, true},
     {128, 0, 6143, GemmKernel::kSm90Small2x1,
      "M = 65–128, N < 6144: 64×64 tiles sharing B, as for int8 — 128×4096×4096 15.4 → 12.7 µs, "
      "128×4096×14336 35.0 → 28.4, 96×4096×14336 42.7 → 31.9"},
@@ -521,14 +530,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     fast mode: each mma.sync m16n8k32 returns its sum to an fp32 register
 //     every 32 products, finer than the precise wgmma mainloop's promotion;
 //   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144;
-//     on fast DRAM also M = 97–128 with N ≥ 6144):
+//     on fast DRAM also M = 97–128 with N ≥ 6144 and M = 65–88 with
+//     N < 6144):
 //     the int8 tile has no fast fp8 variant; precise fp8 runs it as its
 //     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),
 //     which beat every fast tile there — H100, same call: 256×4096×4096
 //     14.5 µs against 16.1 (fast 64×64), 256×4096×14336 34.6 against 41.9;
 //     80×10240×8192 43.4 against 51.1 (fast 64×64 cluster 2×1); H200,
 //     interleaved, against the fast 64×64 cluster-2×1 tile: 100×57344×8192
-//     174.8 → 132.5, 128×8192×28672 71.0 → 65.0;
+//     174.8 → 132.5, 128×8192×28672 71.0 → 65.0, 72×4096×14336 34.7 → 30.8;
 //   - kSm90Decode (M ≤ 16 with a workspace): built precise only; its
 //     promotion once per 128-element k-tile costs nothing beside the
 //     weight's stream (8 accumulator registers);
