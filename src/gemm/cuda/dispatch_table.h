@@ -319,8 +319,10 @@ struct GemmRule {
   const char* why;
   Waves waves = Waves::kAny;  // … and the tiles fill the SMs as this says …
   TileModel model = {};
-  bool needs_fast_dram = false;  // … and, if set, the GPU's DRAM is fast (DramRegime not kDefault).
+  bool needs_fast_dram = false;  // … and, if set (kFastDramOnly), the GPU's DRAM is fast
+                                 // (DramRegime not kDefault).
 };
+constexpr bool kFastDramOnly = true;
 
 constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
   switch (waves) {
@@ -406,7 +408,7 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "fast DRAM, M = 65–96, N ≥ 28672: one 128-row M tile of 128×256 (cluster 1×2), whose rows "
      "past M cost nothing, in place of two 64-row ones — H200: 72×57344×8192 143.3 → 130.5 µs, "
      "80×… 143.0 → 129.8, 96×… 134.1 → 130.3, 72×28672×4096 43.0 → 40.9 (88×… 40.0 → 41.0)",
-     Waves::kAny, {}, true},
+     Waves::kAny, {}, kFastDramOnly},
     {96, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
      "M = 65–96, N ≥ 6144: 64×128 tiles whose two M tiles share the weight tile by multicast — "
      "80×10240×8192 51.4 → 42.7 µs, 80×28672×4096 61.1 → 50.5, 96×8192×8192 35.6 → 30.1, "
@@ -416,13 +418,13 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "fast DRAM, M = 65–88, N < 6144: 64×128 tiles sharing the weight tile, as at N ≥ 6144 — the "
      "64×64 tile's second M tile is ≥ 40 rows past M — H200: 72×4096×14336 35.0 → 30.6 µs, "
      "66×4096×11008 27.7 → 26.3, 80×4096×4096 14.0 → 13.3 (88: equal; 96: 64×64 2–3 % faster)",
-     Waves::kAny, {}, true},
+     Waves::kAny, {}, kFastDramOnly},
     {128, 6144, kAnyN, GemmKernel::kSm90Narrow2x1,
      "fast DRAM, M = 97–128, N ≥ 6144 unless 64×128 tiles take 1–1.5 waves: 64×128 tiles sharing "
      "the weight tile, as at M = 65–96 — H200: 100×57344×8192 174.2 → 130.9 µs, 128×… 144.0 → "
      "126.3, 100×8192×28672 93.3 → 69.6, 112×28672×4096 42.7 → 39.0, 128×6144×4096 15.2 → 13.6; "
      "at N = 10240 (160 tiles on 132 SMs) 64×64 stayed 3 % faster at M = 120–128",
-     Waves::kNarrowNotRagged, {}, true},
+     Waves::kNarrowNotRagged, {}, kFastDramOnly},
     {128, 0, kAnyN, GemmKernel::kSm90Small2x1,
      "M = 65–128: 64×64 tiles whose two M tiles share the weight tile by multicast, 2·N/64 CTAs — "
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
@@ -480,11 +482,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
      "fast DRAM, M = 65–96, N ≥ 28672: 128×256 (cluster 1×2), as for int8 — H200: 72×57344×8192 "
      "144.6 → 130.1 µs, 96×… 135.8 → 130.0, 80×28672×4096 42.5 → 40.2",
-     Waves::kAny, {}, true},
+     Waves::kAny, {}, kFastDramOnly},
     {88, 0, 6143, GemmKernel::kSm90Square,
      "fast DRAM, M = 65–88, N < 6144: 64×128 tiles sharing B, as for int8 — H200: 72×4096×14336 "
      "34.8 → 30.8 µs, 66×4096×4096 15.3 → 14.3",
-     Waves::kAny, {}, true},
+     Waves::kAny, {}, kFastDramOnly},
     {128, 0, 6143, GemmKernel::kSm90Small2x1,
      "M = 65–128, N < 6144: 64×64 tiles sharing B, as for int8 — 128×4096×4096 15.4 → 12.7 µs, "
      "128×4096×14336 35.0 → 28.4, 96×4096×14336 42.7 → 31.9"},
