@@ -386,6 +386,43 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
   EXPECT_EQ(detail::pick_rule(detail::kSm90Fp8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Square);
 }
 
+// table_kernel: the whole choice scaled_mm_cuda makes before it looks at the
+// layout, as `qgemm dispatch` prints it — the rule or its model's pick, the
+// swapped decode kernel and stream-K only with a workspace, the fast-DRAM
+// rules only on fast DRAM, fp8 fast accumulation from int8's table, and the
+// mma.sync tables (or the fallback) off Hopper.
+TEST(GemmDispatchTable, TableKernel) {
+  using detail::DramRegime;
+  using detail::table_kernel;
+  constexpr int64_t kH100 = 3352, kH200 = 4814;
+  for (const int64_t dram : {kH100, kH200}) {
+    EXPECT_EQ(table_kernel(90, true, false, 16, 57344, 8192, kH100Sms, dram, true), GemmKernel::kSm90Decode);
+    EXPECT_EQ(table_kernel(90, true, false, 16, 57344, 8192, kH100Sms, dram, false), GemmKernel::kSm90SkinnyStream);
+    EXPECT_EQ(table_kernel(90, false, true, 16, 57344, 8192, kH100Sms, dram, true), GemmKernel::kSm90Decode);
+    // 640×8192×28672: stream-K with a workspace, else the model's whole tile.
+    const DramRegime regime = detail::dram_regime(28672, dram, kH100Sms);
+    EXPECT_EQ(table_kernel(90, true, false, 640, 8192, 28672, kH100Sms, dram, true), GemmKernel::kSm90StreamK);
+    EXPECT_EQ(table_kernel(90, true, false, 640, 8192, 28672, kH100Sms, dram, false),
+              detail::modelled_tile(detail::kSm90Int8Model, 640, 8192, kH100Sms, regime));
+    EXPECT_EQ(table_kernel(90, false, false, 640, 8192, 28672, kH100Sms, dram, false),
+              detail::modelled_tile(detail::kSm90Fp8Model, 640, 8192, kH100Sms, regime));
+  }
+  // The fast-DRAM rules: the H200's picks, the H100's kept.
+  EXPECT_EQ(table_kernel(90, true, false, 100, 8192, 8192, kH100Sms, kH100, true), GemmKernel::kSm90Small2x1);
+  EXPECT_EQ(table_kernel(90, true, false, 100, 8192, 8192, kH100Sms, kH200, true), GemmKernel::kSm90Narrow2x1);
+  EXPECT_EQ(table_kernel(90, false, false, 72, 28672, 4096, kH100Sms, kH100, true), GemmKernel::kSm90Square);
+  EXPECT_EQ(table_kernel(90, false, false, 72, 28672, 4096, kH100Sms, kH200, true), GemmKernel::kSm90Wide1x2);
+  EXPECT_EQ(table_kernel(90, false, true, 72, 28672, 4096, kH100Sms, kH200, true), GemmKernel::kSm90Wide1x2);
+  // Off Hopper: int8 from sm_80, fp8 from sm_89, else the fallback (an sm_100
+  // GPU takes the mma.sync tables).
+  EXPECT_EQ(table_kernel(80, true, false, 1, 4096, 4096, 108, 2039, true), GemmKernel::kSkinny);
+  EXPECT_EQ(table_kernel(80, true, false, 1024, 4096, 4096, 108, 2039, true), GemmKernel::kSm80Large);
+  EXPECT_EQ(table_kernel(80, false, false, 1024, 4096, 4096, 108, 2039, true), GemmKernel::kFallback);
+  EXPECT_EQ(table_kernel(89, false, true, 128, 4096, 4096, 142, 864, true), GemmKernel::kSm80Small);
+  EXPECT_EQ(table_kernel(100, true, false, 1024, 4096, 4096, 148, 8000, true), GemmKernel::kSm80Large);
+  EXPECT_EQ(table_kernel(75, true, false, 1024, 4096, 4096, 40, 320, true), GemmKernel::kFallback);
+}
+
 // The Hopper tile scheduler's swizzle: 8 only on grids with many tiles on
 // both sides (M ≥ 8192 and N ≥ 10240; fp8 with fast accumulation from
 // N = 8192), where it measured faster; 1 (CUTLASS's raster order) elsewhere,

@@ -45,6 +45,7 @@
 #include "cuda_bench.h"
 #include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm_grid.h"
 #include "gemm_peers_cuda.h"
 #include "qgemm/gemm.h"
 
@@ -52,16 +53,6 @@ namespace qgemm::tools {
 namespace {
 
 using detail::GemmKernel;
-
-std::vector<std::vector<int64_t>> default_shapes() {
-  const int64_t ms[] = {1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
-  const int64_t nks[][2] = {{6144, 4096},  {4096, 4096}, {28672, 4096}, {4096, 14336},
-                            {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& nk : nks)
-    for (int64_t m : ms) shapes.push_back({m, nk[0], nk[1]});  // 8192³ is M=8192 of (8192, 8192)
-  return shapes;
-}
 
 std::string shape_name(int64_t m, int64_t n, int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -280,7 +271,7 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   const bool peers = !options.has("no-peers"), sweep = options.has("sweep");
   Handles handles(stream);
   const std::vector<GemmKernel> swept = gemm_sweep_selection(options.get("kernels", ""));
-  for (const auto& shape : options.get_shapes("shapes", default_shapes())) {
+  for (const auto& shape : options.get_shapes("shapes", gemm_grid_shapes())) {
     if (shape.size() != 3) throw std::invalid_argument("--shapes takes MxNxK triples");
     ShapeBuffers s(shape[0], shape[1], shape[2], stream);
     std::vector<BenchReport> round_reports;

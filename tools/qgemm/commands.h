@@ -15,6 +15,8 @@ namespace qgemm::tools {
 
 int cmd_info(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+// `qgemm dispatch`: the CUDA table's kernel per shape for a described GPU (cmd_dispatch.cpp).
+int cmd_dispatch(int argc, char** argv);
 
 // `qgemm bench gemm`: CPU part (bench_gemm.cpp) and, in CUDA builds, the GPU
 // part with its peers (bench_gemm_cuda.cu).

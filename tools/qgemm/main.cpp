@@ -1,4 +1,4 @@
-// qgemm — command line: `qgemm info`, `qgemm demo`, `qgemm bench <op>`.
+// qgemm — command line: `qgemm info`, `qgemm demo`, `qgemm dispatch`, `qgemm bench <op>`.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -14,6 +14,10 @@ void usage() {
       "  info                       version, build options, backends, CUDA devices\n"
       "  demo [--device cpu|cuda] [--tokens T] [--hidden K] [--out-features N]\n"
       "                             quantize a Llama-sized linear layer (W8A8) and run it\n"
+      "  dispatch [--shapes MxNxK,...] [--gpu h100|h200] [--arch 90|89|80] [--sms N]\n"
+      "           [--dram-gbps G] [--no-workspace]\n"
+      "                             the scaled-GEMM kernel the CUDA table picks per shape for\n"
+      "                             that GPU, without one (default: the benchmark grid on an H100)\n"
       "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
       "             [--warmup W] [--runs R] [--fp8 (cpu)] [--sweep] [--kernels name,...]\n"
       "             [--rounds N (also cpu)] [--cooldown MS] [--no-peers] [--no-workspace]\n"
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "info") return cmd_info(argc, argv);
     if (command == "demo") return cmd_demo(argc, argv);
+    if (command == "dispatch") return cmd_dispatch(argc, argv);
     if (command == "bench" && argc >= 3) {
       const std::string op = argv[2];
       if (op == "gemm") return cmd_bench_gemm(argc, argv);

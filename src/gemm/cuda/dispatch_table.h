@@ -609,4 +609,40 @@ constexpr GemmRule kSm89Fp8Rules[] = {
     {kAnyM, 0, kAnyN, GemmKernel::kSm80Large, "128×128×64, 3 stages (int8's tile: same bytes per k step)"},
 };
 
+// The table's kernel for an M×N×K problem on a GPU of compute capability
+// `arch` (major · 10 + minor) with `sm_count` SMs and `dram_gbps` of peak DRAM
+// bandwidth: the first rule that holds (pick_rule) or its tile model's pick,
+// then, where the call brings a workspace of at least
+// stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
+// weight (decode_takes) or stream-K where the rule's model takes it
+// (rule_takes_stream_k). No rule: the fallback. This is the choice before
+// the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
+// epilogue cannot store to the direct-store twin (fit_to_layout), and fp8
+// with fast accumulation runs precise where fp8_fast_runs_precise says. Host
+// code: `qgemm dispatch` prints it for any GPU without one.
+template <size_t N>
+constexpr GemmKernel table_kernel(const GemmRule (&rules)[N], int64_t m, int64_t n, int64_t k, int sm_count,
+                                  DramRegime regime, bool workspace) {
+  const GemmRule* rule = pick_rule(rules, m, n, sm_count, regime);
+  if (rule == nullptr) return GemmKernel::kFallback;
+  const GemmKernel kernel = rule_kernel(*rule, m, n, sm_count, regime);
+  if (workspace && kernel == GemmKernel::kSm90SkinnyStream && decode_takes(m, n, k, sm_count)) {
+    return GemmKernel::kSm90Decode;
+  }
+  return workspace && rule_takes_stream_k(*rule, m, n, k, sm_count, regime) ? GemmKernel::kSm90StreamK : kernel;
+}
+// `int8`: int8 inputs, else fp8 e4m3; `fp8_fast`: fp8 with fast accumulation,
+// which on Hopper reads int8's table (its kernels are int8's tiles).
+constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m, int64_t n, int64_t k, int sm_count,
+                                  int64_t dram_gbps, bool workspace) {
+  const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
+  if (arch / 10 == 9) {
+    return int8 || fp8_fast ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
+                            : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);
+  }
+  if (int8 && arch >= 80) return table_kernel(kSm80Int8Rules, m, n, k, sm_count, regime, workspace);
+  if (!int8 && arch >= 89) return table_kernel(kSm89Fp8Rules, m, n, k, sm_count, regime, workspace);
+  return GemmKernel::kFallback;
+}
+
 }  // namespace qgemm::detail

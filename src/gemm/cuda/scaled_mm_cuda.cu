@@ -153,71 +153,23 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
   }
 }
 
-template <size_t N>
-GemmChoice pick(const GemmRule (&rules)[N], const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  const DramRegime regime = dram_regime(args.k, cuda_peak_dram_gbps(args.device.index), info.sm_count);
-  const GemmRule* rule = pick_rule(rules, args.m, args.n, info.sm_count, regime);
-  if (rule == nullptr) return {GemmKernel::kFallback, args.fp8_fast_accum};
+// The table's choice for this problem on this device (table_kernel,
+// dispatch_table.h), fitted to the layout: an output the TMA epilogue cannot
+// store goes to the direct-store kernel, whose mainloop is the same wgmma
+// one. What scaled_mm_cuda runs where that kernel is built.
+GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
+  const bool int8 = args.input_dtype == DType::kInt8;
   // Stream-K only with room for it (a smaller workspace would make the
   // kernel run whole tiles, which the model's pick does better).
   const bool workspace = args.workspace_bytes >= stream_k_workspace_bytes(info.sm_count);
-  const GemmKernel kernel = rule_kernel(*rule, args.m, args.n, info.sm_count, regime);
-  // M ≤ 16 on a large weight: the swapped wgmma kernel (decode_takes).
-  if (workspace && kernel == GemmKernel::kSm90SkinnyStream && decode_takes(args.m, args.n, args.k, info.sm_count)) {
-    return {GemmKernel::kSm90Decode, args.fp8_fast_accum};
-  }
-  const bool stream_k = workspace && rule_takes_stream_k(*rule, args.m, args.n, args.k, info.sm_count, regime);
-  return {stream_k ? GemmKernel::kSm90StreamK : kernel, args.fp8_fast_accum};
-}
-
-// The Hopper table's choice, fitted to the layout: an output the TMA
-// epilogue cannot store goes to the direct-store kernel, whose mainloop is
-// the same wgmma one.
-GemmChoice choose_sm90(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  const bool int8 = args.input_dtype == DType::kInt8;
-  // Fast fp8 runs on int8's tiles, so it reads int8's table.
-  GemmChoice choice = int8 || args.fp8_fast_accum ? pick(kSm90Int8Rules, args, info) : pick(kSm90Fp8Rules, args, info);
-  choice.kernel = fit_to_layout(choice.kernel, args);
-  if (!int8 && args.fp8_fast_accum) choice.fp8_fast_accum = !fp8_fast_runs_precise(choice.kernel);
-  return choice;
-}
-
-// The table's choice for this problem on this device, fitted to the layout
-// (fit_to_layout): what scaled_mm_cuda runs where that kernel is built.
-GemmChoice choose(const ScaledMmArgs& args, const CudaDeviceInfo& info) {
-  const bool int8 = args.input_dtype == DType::kInt8;
-  if (info.major == 9) return choose_sm90(args, info);
-  GemmChoice choice{GemmKernel::kFallback, args.fp8_fast_accum};
-  if (int8 && info.major >= 8) choice = pick(kSm80Int8Rules, args, info);
-  if (!int8 && info.major * 10 + info.minor >= 89) choice = pick(kSm89Fp8Rules, args, info);
-  choice.kernel = fit_to_layout(choice.kernel, args);
+  const GemmKernel kernel = table_kernel(info.major * 10 + info.minor, int8, args.fp8_fast_accum, args.m, args.n,
+                                         args.k, info.sm_count, cuda_peak_dram_gbps(args.device.index), workspace);
+  GemmChoice choice{fit_to_layout(kernel, args), args.fp8_fast_accum};
+  if (info.major == 9 && !int8 && args.fp8_fast_accum) choice.fp8_fast_accum = !fp8_fast_runs_precise(choice.kernel);
   return choice;
 }
 
 }  // namespace
-
-const char* gemm_kernel_name(GemmKernel kernel) {
-  switch (kernel) {
-    case GemmKernel::kFallback: return "fallback";
-    case GemmKernel::kSkinny: return "skinny";
-    case GemmKernel::kSm90SkinnyStream: return "sm90-skinny-stream";
-    case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
-    case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
-    case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
-    case GemmKernel::kSm90Small1x2: return "sm90-64x64-pingpong-1x2";
-    case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
-    case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
-    case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
-    case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
-    case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
-    case GemmKernel::kSm90StreamK: return "sm90-128x256-coop-1x2-streamk";
-    case GemmKernel::kSm90Decode: return "sm90-decode-128x16-streamk";
-    case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
-    case GemmKernel::kSm80Small: return "sm80-64x128";
-    case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128
-  }
-  return "?";
-}
 
 GemmChoice scaled_mm_cuda_choice(const ScaledMmArgs& args) {
   return choose(args, cuda_device_info(args.device.index));

@@ -1,0 +1,30 @@
+// The scaled-GEMM kernels' names (kernels.h), for benchmarks, tests and
+// `qgemm dispatch`: compiled in every build, with or without CUDA.
+#include "gemm/cuda/kernels.h"
+
+namespace qgemm::detail {
+
+const char* gemm_kernel_name(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::kFallback: return "fallback";
+    case GemmKernel::kSkinny: return "skinny";
+    case GemmKernel::kSm90SkinnyStream: return "sm90-skinny-stream";
+    case GemmKernel::kSm90Wide: return "sm90-128x256-coop";
+    case GemmKernel::kSm90Square: return "sm90-128x128-pingpong";
+    case GemmKernel::kSm90Narrow: return "sm90-64x128-pingpong";
+    case GemmKernel::kSm90Small1x2: return "sm90-64x64-pingpong-1x2";
+    case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
+    case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
+    case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
+    case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
+    case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
+    case GemmKernel::kSm90StreamK: return "sm90-128x256-coop-1x2-streamk";
+    case GemmKernel::kSm90Decode: return "sm90-decode-128x16-streamk";
+    case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
+    case GemmKernel::kSm80Small: return "sm80-64x128";
+    case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128
+  }
+  return "?";
+}
+
+}  // namespace qgemm::detail
