@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -384,6 +385,18 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
   only_on_fast_dram(detail::kSm90Fp8Rules);
   EXPECT_EQ(detail::pick_rule(detail::kSm90Int8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Narrow2x1);
   EXPECT_EQ(detail::pick_rule(detail::kSm90Fp8Rules, 80, 28672, kH100Sms)->kernel, GemmKernel::kSm90Square);
+}
+
+// Every kernel has its own name (gemm_kernel_names.cpp): `qgemm bench gemm
+// --kernels` and `qgemm dispatch` go by it.
+TEST(GemmDispatchTable, KernelNamesAreDistinct) {
+  std::vector<std::string> names;
+  for (int i = 0; i < detail::kGemmKernelCount; ++i) {
+    const std::string name = detail::gemm_kernel_name(static_cast<GemmKernel>(i));
+    EXPECT_NE(name, "?") << i;
+    EXPECT_EQ(std::count(names.begin(), names.end(), name), 0) << name;
+    names.push_back(name);
+  }
 }
 
 // table_kernel: the whole choice scaled_mm_cuda makes before it looks at the
