@@ -14,7 +14,7 @@ void usage() {
       "  info                       version, build options, backends, CUDA devices\n"
       "  demo [--device cpu|cuda] [--tokens T] [--hidden K] [--out-features N]\n"
       "                             quantize a Llama-sized linear layer (W8A8) and run it\n"
-      "  dispatch [--shapes MxNxK,...] [--gpu h100|h200] [--arch 90|89|80] [--sms N]\n"
+      "  dispatch [--shapes MxNxK,...] [--gpu h100|h200|h100-pcie|a100|l40s] [--arch A] [--sms N]\n"
       "           [--dram-gbps G] [--no-workspace]\n"
       "                             the scaled-GEMM kernel the CUDA table picks per shape for\n"
       "                             that GPU, without one (default: the benchmark grid on an H100)\n"
