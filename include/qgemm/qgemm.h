@@ -1,6 +1,7 @@
 // qgemm/qgemm.h — everything in the public API.
 #pragma once
 
+#include "qgemm/calibration.h"
 #include "qgemm/error.h"
 #include "qgemm/fused.h"
 #include "qgemm/gemm.h"

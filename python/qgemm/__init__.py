@@ -14,6 +14,7 @@ CUDA graphs). docs/python.md has the details.
 from . import _qgemm
 from ._arrays import Fp8, fp8
 from ._torch_ops import enabled as torch_ops_registered
+from .calibration import Calibrator
 from .gemm import azp_adj, scaled_mm, scaled_mm_azp, scaled_mm_workspace_bytes
 from .fused import (add_rms_norm_quant, bias_gelu_quant, bias_gelu_quant_int32, layer_norm_quant,
                     layer_norm_quant_int32, rms_norm_quant, silu_and_mul_quant)

@@ -39,14 +39,6 @@ DType dtype_from_dlpack(const nb::dlpack::dtype& dt, const char* name) {
            std::to_string(dt.lanes) + " lanes)");
 }
 
-DType dtype_from_name(const std::string& dtype, const char* name) {
-  for (DType d : {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kFloat8E4M3, DType::kFloat16,
-                  DType::kBFloat16, DType::kFloat32}) {
-    if (dtype == dtype_name(d)) return d;
-  }
-  fail(ErrorKind::kType, name, "unknown dtype name '" + dtype + "'");
-}
-
 Device device_from_dlpack(int32_t type, int32_t id, const char* name) {
   if (type == nb::device::cpu::value || type == nb::device::cuda_host::value) return Device::cpu();
   if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value) return Device::cuda(id);
@@ -55,6 +47,14 @@ Device device_from_dlpack(int32_t type, int32_t id, const char* name) {
 }
 
 }  // namespace
+
+DType dtype_from_name(const std::string& dtype, const char* name) {
+  for (DType d : {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kFloat8E4M3, DType::kFloat16,
+                  DType::kBFloat16, DType::kFloat32}) {
+    if (dtype == dtype_name(d)) return d;
+  }
+  fail(ErrorKind::kType, name, "unknown dtype name '" + dtype + "'");
+}
 
 TensorView CallArrays::view(nb::handle object, const char* name) {
   if (object.is_none()) fail(ErrorKind::kValue, name, "a tensor is required, got None");
@@ -142,4 +142,5 @@ NB_MODULE(_qgemm, m) {
   qgemm::python::bind_quant(m);
   qgemm::python::bind_fused(m);
   qgemm::python::bind_weight_only(m);
+  qgemm::python::bind_calibration(m);
 }

@@ -13,6 +13,7 @@
 #include <nanobind/ndarray.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "qgemm/tensor.h"
@@ -36,9 +37,14 @@ class CallArrays {
 // None → the legacy default stream (nullptr); else an int cudaStream_t handle.
 Stream to_stream(nb::handle stream);
 
+// qgemm's dtype name ("int8", "fp8e4m3", "bf16", …) → DType; another name is
+// a TypeError naming the argument.
+DType dtype_from_name(const std::string& dtype, const char* name);
+
 void bind_gemm(nb::module_& m);
 void bind_quant(nb::module_& m);
 void bind_fused(nb::module_& m);
 void bind_weight_only(nb::module_& m);
+void bind_calibration(nb::module_& m);
 
 }  // namespace qgemm::python
