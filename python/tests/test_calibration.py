@@ -3,6 +3,10 @@ threshold on data whose answer is known, the scale through static quantize,
 torch tensors, and the errors (the C++ tests, tests/calibration/, cover the
 search itself)."""
 
+import pathlib
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -105,3 +109,43 @@ def test_nothing_observed_yet():
     assert c.scale("mse") == 1.0
     c.observe(np.zeros((3, 3), dtype=np.float16))
     assert c.count == 9 and c.amax == 0.0 and c.scale() == 1.0
+
+
+def cli():
+    """build/tools/qgemm next to the in-tree package (build/python/qgemm)."""
+    path = pathlib.Path(qgemm.__file__).resolve().parents[2] / "tools" / "qgemm"
+    if not path.exists():
+        pytest.skip("no in-tree qgemm command line")
+    return str(path)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_cli_reads_npy_batches(rng, tmp_path, dtype):
+    batches = [heavy_tailed(rng, (32, 128)).astype(dtype) for _ in range(3)]
+    paths = []
+    for i, b in enumerate(batches):
+        paths.append(str(tmp_path / f"batch{i}.npy"))
+        np.save(paths[-1], b)
+    run = subprocess.run([cli(), "calibrate", "--npy", ",".join(paths), "--bins", "1024"], capture_output=True,
+                         text=True, check=True)
+    c = qgemm.Calibrator(bins=1024)
+    for b in batches:
+        c.observe(b.astype(np.float32))
+    assert f"{c.count} finite" in run.stdout
+    rows = {}
+    for line in run.stdout.splitlines():
+        m = re.match(r"(max|percentile|mse|entropy)\s+(int8|fp8e4m3)\s+(\S+)\s+(\S+)", line)
+        if m:
+            rows[(m.group(1), m.group(2))] = (float(m.group(3)), float(m.group(4)))
+    assert len(rows) == 8
+    for (method, target), (threshold, scale) in rows.items():
+        assert threshold == pytest.approx(c.threshold(method, target=target), rel=1e-4)
+        assert scale == pytest.approx(c.scale(method, target=target), rel=1e-4)
+
+
+def test_cli_refuses_what_it_cannot_read(tmp_path):
+    bad = tmp_path / "ints.npy"
+    np.save(bad, np.arange(6, dtype=np.int32))
+    run = subprocess.run([cli(), "calibrate", "--npy", str(bad)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "ints.npy: expected little-endian float16, float32 or float64" in run.stderr

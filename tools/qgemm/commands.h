@@ -17,6 +17,8 @@ int cmd_info(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 // `qgemm dispatch`: the CUDA table's kernel per shape for a described GPU (cmd_dispatch.cpp).
 int cmd_dispatch(int argc, char** argv);
+// `qgemm calibrate`: a static scale per calibration method and target (cmd_calibrate.cpp).
+int cmd_calibrate(int argc, char** argv);
 
 // `qgemm bench gemm`: CPU part (bench_gemm.cpp) and, in CUDA builds, the GPU
 // part with its peers (bench_gemm_cuda.cu).

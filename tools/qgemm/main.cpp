@@ -1,4 +1,5 @@
-// qgemm — command line: `qgemm info`, `qgemm demo`, `qgemm dispatch`, `qgemm bench <op>`.
+// qgemm — command line: `qgemm info`, `qgemm demo`, `qgemm dispatch`, `qgemm calibrate`,
+// `qgemm bench <op>`.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,10 @@ void usage() {
       "           [--dram-gbps G] [--no-workspace]\n"
       "                             the scaled-GEMM kernel the CUDA table picks per shape for\n"
       "                             that GPU, without one (default: the benchmark grid on an H100)\n"
+      "  calibrate [--npy FILE,...] [--bins N] [--percentile P] [--batches B --tokens T --hidden H]\n"
+      "                             a static activation scale by max / percentile / MSE / entropy\n"
+      "                             for int8 and fp8, with each one's round-trip error (.npy batches,\n"
+      "                             or synthetic heavy-tailed ones)\n"
       "  bench gemm [--device cpu|cuda|all] [--shapes MxNxK,...] [--json FILE]\n"
       "             [--warmup W] [--runs R] [--fp8 (cpu)] [--sweep] [--kernels name,...]\n"
       "             [--rounds N (also cpu)] [--cooldown MS] [--no-peers] [--no-workspace]\n"
@@ -60,6 +65,7 @@ int main(int argc, char** argv) {
     if (command == "info") return cmd_info(argc, argv);
     if (command == "demo") return cmd_demo(argc, argv);
     if (command == "dispatch") return cmd_dispatch(argc, argv);
+    if (command == "calibrate") return cmd_calibrate(argc, argv);
     if (command == "bench" && argc >= 3) {
       const std::string op = argv[2];
       if (op == "gemm") return cmd_bench_gemm(argc, argv);
