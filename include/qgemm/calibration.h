@@ -15,8 +15,8 @@
 //   kMax         t = max |x|
 //   kPercentile  t = the `percentile`-th percentile of |x|, linear within a bin
 //   kMse         t minimizes the squared error of the round trip through the
-//                target at scale t / qmax (values beyond t saturate), summed
-//                over the bins' centres weighted by their counts
+//                target at scale t / qmax (values beyond t saturate), each
+//                bin's count taken as spread evenly over the bin
 //   kEntropy     t minimizes KL(P ‖ Q) (TensorRT's entropy calibration): P is
 //                the histogram up to t with the counts beyond t added to its
 //                last bin; Q is P's bins merged by the target level their

@@ -35,7 +35,25 @@ struct Grid {
     const double code = fp8 ? numeric::fp8e4m3_bits_to_float(static_cast<uint8_t>(level)) : level;
     return code * s;
   }
+  // Where rounding moves from `level` to the next larger one: halfway to its
+  // value; the largest code (127, fp8's 0x7e = 448) saturates.
+  double upper_edge(int level, double s) const {
+    if (level >= (fp8 ? 0x7e : 127)) return std::numeric_limits<double>::infinity();
+    return 0.5 * (decoded(level, s) + decoded(level + 1, s));
+  }
 };
+
+// ∫ (v − Q(v))² dv over [a, b), Q the round trip at scale s: a sum over the
+// levels [a, b) meets, each piece ∫ (v − q)² dv = ((e − q)³ − (v − q)³) / 3.
+double squared_error_integral(double a, double b, double s, const Grid& grid) {
+  double integral = 0, v = a;
+  for (int level = grid.level(a, s); v < b; ++level) {
+    const double q = grid.decoded(level, s), e = std::min(b, grid.upper_edge(level, s));
+    if (e > v) integral += ((e - q) * (e - q) * (e - q) - (v - q) * (v - q) * (v - q)) / 3.0;
+    v = std::max(v, e);
+  }
+  return integral;
+}
 
 // Numbers of bins to keep (each a candidate threshold kept · width), from
 // kFirstCandidateBins up to every bin, at most kMaxCandidates of them; the
@@ -65,15 +83,15 @@ float percentile_threshold(const Calibrator& c, double percentile) {
   return c.amax();
 }
 
-// Σ count · (centre − round trip(centre))² over every bin, clipping at t.
+// The expected squared error of the round trip at scale t / qmax (values
+// beyond t saturate), each bin's values taken as spread evenly over it:
+// Σ count · (the mean of (v − Q(v))² over the bin).
 double squared_error(const std::vector<int64_t>& bins, double width, double t, const Grid& grid, float qmax) {
   const double s = t / qmax;
   double error = 0;
   for (size_t b = 0; b < bins.size(); ++b) {
     if (bins[b] == 0) continue;
-    const double centre = (b + 0.5) * width;
-    const double d = centre - grid.decoded(grid.level(centre, s), s);
-    error += static_cast<double>(bins[b]) * d * d;
+    error += static_cast<double>(bins[b]) * squared_error_integral(b * width, (b + 1) * width, s, grid) / width;
   }
   return error;
 }

@@ -190,7 +190,7 @@ TEST(Calibrator, MseAndEntropyClipTheTail) {
   EXPECT_LT(int8_mse(x, mse), int8_mse(x, amax));
   EXPECT_LT(int8_mse(x, mse), int8_mse(x, 0.5 * mse));
   // Within 1 % of the data's own error at 10 % either side (the search
-  // models each bin by its centre).
+  // models each bin's values as spread evenly over it).
   EXPECT_LT(int8_mse(x, mse), 1.01 * int8_mse(x, 0.9 * mse));
   EXPECT_LT(int8_mse(x, mse), 1.01 * int8_mse(x, std::min(1.1 * mse, double{amax})));
 
