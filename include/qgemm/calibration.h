@@ -62,14 +62,14 @@ class Calibrator {
   // Finite elements observed, and the histogram: bins()[b] counts the |x| in
   // [b, b + 1) · range() / bins.
   int64_t count() const { return count_; }
-  float range() const { return range_; }
+  double range() const { return range_; }
   const std::vector<int64_t>& bins() const { return bins_; }
 
  private:
   void widen_to(double amax);
 
   std::vector<int64_t> bins_;
-  float range_ = 0.0f;  // 0 until a non-zero value is seen
+  double range_ = 0.0;  // 0 until a non-zero value is seen (double: no overflow past FLT_MAX)
   float amax_ = 0.0f;
   int64_t count_ = 0;
   int64_t zeros_before_range_ = 0;  // zeros seen while range_ was 0: bin 0's, once it exists

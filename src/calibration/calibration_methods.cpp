@@ -70,7 +70,7 @@ std::vector<int64_t> candidate_bins(int64_t n) {
 float percentile_threshold(const Calibrator& c, double percentile) {
   if (percentile >= 100.0) return c.amax();
   const std::vector<int64_t>& bins = c.bins();
-  const double width = static_cast<double>(c.range()) / bins.size();
+  const double width = c.range() / bins.size();
   const double wanted = percentile / 100.0 * static_cast<double>(c.count());
   double below = 0;
   for (size_t b = 0; b < bins.size(); ++b) {
@@ -134,7 +134,7 @@ double kl_divergence(const std::vector<int64_t>& bins, int64_t kept, double widt
 template <class Cost>
 float best_threshold(const Calibrator& c, Cost&& cost) {
   const int64_t n = static_cast<int64_t>(c.bins().size());
-  const double width = static_cast<double>(c.range()) / n;
+  const double width = c.range() / n;
   double best_cost = std::numeric_limits<double>::infinity();
   double best = c.amax();
   for (int64_t kept : candidate_bins(n)) {
@@ -162,7 +162,7 @@ float calibration_threshold(const Calibrator& c, const CalibrationOptions& optio
   if (c.amax() == 0.0f) return 0.0f;
   const Grid grid{options.target == DType::kFloat8E4M3};
   const std::vector<int64_t>& bins = c.bins();
-  const double width = static_cast<double>(c.range()) / bins.size();
+  const double width = c.range() / bins.size();
   switch (options.method) {
     case CalibrationMethod::kMax: return c.amax();
     case CalibrationMethod::kPercentile: return percentile_threshold(c, options.percentile);

@@ -62,8 +62,8 @@ constexpr double kRangeMargin = 1.0 + 0x1p-16;
 // Doubles the range until it exceeds `amax`, each doubling merging bins 2j
 // and 2j + 1 into bin j (equal bins stay equal and aligned).
 void Calibrator::widen_to(double amax) {
-  if (range_ == 0.0f) {
-    range_ = static_cast<float>(amax * kRangeMargin);
+  if (range_ == 0.0) {
+    range_ = amax * kRangeMargin;
     bins_[0] += zeros_before_range_;
     zeros_before_range_ = 0;
     return;
@@ -76,7 +76,7 @@ void Calibrator::widen_to(double amax) {
   const int shift = doublings < 31 ? doublings : 31;  // beyond that every bin lands in bin 0
   for (size_t b = 0; b < bins_.size(); ++b) merged[b >> shift] += bins_[b];
   bins_.swap(merged);
-  range_ = static_cast<float>(range);
+  range_ = range;
 }
 
 void Calibrator::observe(const TensorView& x) {
@@ -93,10 +93,10 @@ void Calibrator::observe(const TensorView& x) {
   if (batch_amax > 0.0f && batch_amax >= range_) widen_to(batch_amax);
   amax_ = batch_amax > amax_ ? batch_amax : amax_;
   const int64_t last = static_cast<int64_t>(bins_.size()) - 1;
-  const double per_unit = range_ > 0.0f ? static_cast<double>(bins_.size()) / range_ : 0.0;
+  const double per_unit = range_ > 0.0 ? static_cast<double>(bins_.size()) / range_ : 0.0;
   for_each_finite_abs(x, [&](float a) {
     ++count_;
-    if (range_ == 0.0f) {
+    if (range_ == 0.0) {
       ++zeros_before_range_;  // a == 0: no range yet
       return;
     }

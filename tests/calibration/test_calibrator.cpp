@@ -53,7 +53,7 @@ TEST(Calibrator, HistogramPlacesEachValue) {
   c.observe(view(x));
   EXPECT_EQ(c.count(), 6);
   EXPECT_EQ(c.amax(), 1.0f);
-  EXPECT_EQ(c.range(), static_cast<float>(1.0 + 0x1p-16));
+  EXPECT_EQ(c.range(), 1.0 + 0x1p-16);
   std::vector<int64_t> expected(128, 0);
   for (float v : x) ++expected[static_cast<size_t>(std::fabs(v) * 128.0 / c.range())];
   EXPECT_EQ(c.bins(), expected);
@@ -79,10 +79,30 @@ TEST(Calibrator, WideningMergesBinsExactly) {
   direct.observe(view(large));
   direct.observe(view(small));
   EXPECT_EQ(widened.range(), direct.range());
-  EXPECT_EQ(widened.range(), static_cast<float>(4.0 * (1.0 + 0x1p-16)));
+  EXPECT_EQ(widened.range(), 4.0 * (1.0 + 0x1p-16));
   EXPECT_EQ(widened.bins(), direct.bins());
   EXPECT_EQ(widened.count(), 10000);
   EXPECT_EQ(widened.amax(), 4.0f);
+}
+
+// Values up to the largest float: the range (kept in double) still lies
+// above them, and every method's threshold is finite.
+TEST(Calibrator, HugeValues) {
+  Calibrator c;
+  std::vector<float> x = {std::numeric_limits<float>::max(), -1e38f, 3.0f, 0.0f};
+  c.observe(view(x));
+  EXPECT_EQ(c.amax(), std::numeric_limits<float>::max());
+  EXPECT_GT(c.range(), static_cast<double>(std::numeric_limits<float>::max()));
+  EXPECT_EQ(c.bins().back(), 1);
+  EXPECT_EQ(total(c.bins()), 4);
+  for (auto method : {CalibrationMethod::kMax, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
+                      CalibrationMethod::kEntropy}) {
+    for (DType target : {DType::kInt8, DType::kFloat8E4M3}) {
+      const float t = c.threshold({method, target});
+      EXPECT_TRUE(std::isfinite(t) && t > 0.0f) << static_cast<int>(method);
+      EXPECT_TRUE(std::isfinite(c.scale({method, target})));
+    }
+  }
 }
 
 TEST(Calibrator, LeavesOutNonFiniteValues) {
