@@ -27,6 +27,29 @@ BenchReport round_of(std::vector<BenchRecord> records) {
   return report;
 }
 
+// Options: a number or a shape that does not parse is an error naming the
+// option and what it got (not std::stoi's bare "stoi").
+TEST(BenchCommon, OptionsNameWhatDoesNotParse) {
+  const char* argv[] = {"qgemm", "bench", "--runs", "12x", "--shapes", "4x8x16,2xbad", "--warmup", "3"};
+  const Options options(8, const_cast<char**>(argv), 2, {"runs", "shapes", "warmup"});
+  EXPECT_EQ(options.get_int("warmup", 0), 3);
+  EXPECT_EQ(options.get_int("absent", 7), 7);
+  try {
+    options.get_int("runs", 0);
+    ADD_FAILURE() << "12x parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--runs: expected an integer, got '12x'");
+  }
+  try {
+    options.get_shapes("shapes", {});
+    ADD_FAILURE() << "2xbad parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--shapes: expected AxB or AxBxC sizes, got '2xbad'");
+  }
+  const char* big[] = {"qgemm", "bench", "--runs", "99999999999"};
+  EXPECT_THROW(Options(4, const_cast<char**>(big), 2, {"runs"}).get_int("runs", 0), std::invalid_argument);
+}
+
 TEST(BenchCommon, SummarizeTakesTheMiddleSampleOrTheMeanOfTheTwo) {
   const TimingStats odd = summarize({5.0, 1.0, 3.0});
   EXPECT_EQ(odd.median_us, 3.0);

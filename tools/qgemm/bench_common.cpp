@@ -43,7 +43,18 @@ std::string Options::get(const std::string& key, const std::string& fallback) co
 
 int Options::get_int(const std::string& key, int fallback) const {
   auto it = values_.find(key);
-  return it == values_.end() ? fallback : std::stoi(it->second);
+  if (it == values_.end()) return fallback;
+  size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(it->second, &used);
+  } catch (const std::logic_error&) {  // not a number, or out of int's range
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size()) {
+    throw std::invalid_argument("--" + key + ": expected an integer, got '" + it->second + "'");
+  }
+  return value;
 }
 
 std::vector<std::vector<int64_t>> Options::get_shapes(
@@ -57,7 +68,17 @@ std::vector<std::vector<int64_t>> Options::get_shapes(
     std::vector<int64_t> dims;
     std::stringstream dims_stream(item);
     std::string dim;
-    while (std::getline(dims_stream, dim, 'x')) dims.push_back(std::stoll(dim));
+    while (std::getline(dims_stream, dim, 'x')) {
+      size_t used = 0;
+      try {
+        dims.push_back(std::stoll(dim, &used));
+      } catch (const std::logic_error&) {
+        used = 0;
+      }
+      if (used == 0 || used != dim.size()) {
+        throw std::invalid_argument("--" + key + ": expected AxB or AxBxC sizes, got '" + item + "'");
+      }
+    }
     shapes.push_back(dims);
   }
   return shapes;

@@ -62,6 +62,12 @@ int cmd_dispatch(int argc, char** argv) {
   gpu.sms = positive(options, "sms", gpu.sms);
   gpu.dram_gbps = positive(options, "dram-gbps", static_cast<int>(gpu.dram_gbps));
   const bool workspace = !options.has("no-workspace");
+  const auto shapes = options.get_shapes("shapes", gemm_grid_shapes());
+  for (const auto& shape : shapes) {
+    if (shape.size() != 3 || shape[0] <= 0 || shape[1] <= 0 || shape[2] <= 0) {
+      throw std::invalid_argument("--shapes takes positive MxNxK triples");
+    }
+  }
   std::printf("sm_%d, %d SMs, peak DRAM %lld GB/s (%s), %s\n", gpu.arch, gpu.sms,
               static_cast<long long>(gpu.dram_gbps),
               detail::dram_fast_per_sm(gpu.dram_gbps, gpu.sms) ? "fast: more than 30 GB/s per SM" : "not fast",
@@ -69,10 +75,7 @@ int cmd_dispatch(int argc, char** argv) {
               : workspace       ? "with a stream-K workspace"
                                 : "without a workspace");
   std::printf("%-18s %-32s %-32s %s\n", "MxNxK", "int8", "fp8", "fp8 fast");
-  for (const auto& shape : options.get_shapes("shapes", gemm_grid_shapes())) {
-    if (shape.size() != 3 || shape[0] <= 0 || shape[1] <= 0 || shape[2] <= 0) {
-      throw std::invalid_argument("--shapes takes positive MxNxK triples");
-    }
+  for (const auto& shape : shapes) {
     const int64_t m = shape[0], n = shape[1], k = shape[2];
     const auto pick = [&](bool int8, bool fast) {
       return detail::table_kernel(gpu.arch, int8, fast, m, n, k, gpu.sms, gpu.dram_gbps, workspace);
