@@ -3,20 +3,35 @@ batches (qgemm/calibration.h, docs/calibration.md).
 
     c = Calibrator()              # 2048 bins
     for batch in batches:
-        c.observe(batch)          # CPU arrays: NumPy, or torch's x.cpu()
+        c.observe(batch)          # any framework's array; CUDA ones are copied to the host
     s = c.scale("entropy", target="int8")   # or 'max', 'percentile', 'mse'
     q, _, _ = quantize(x, mode="static", scale=torch.tensor([s]))
 
-observe() reads CPU memory; a CUDA tensor is a ValueError naming it (copy
-the batch with .cpu() first). target: 'int8' or 'fp8e4m3' (or the
-framework's dtype).
+observe() reads host memory: a CUDA array (torch, CuPy, JAX) is copied to
+the host first — calibration is offline, and the copy costs little next to
+the forward pass that produced the batch. (The C++ Calibrator takes CPU
+tensors only.) target: 'int8' or 'fp8e4m3' (or the framework's dtype).
 """
 
 from __future__ import annotations
 
 from typing import Any, List
 
+import numpy as np
+
 from . import _arrays, _qgemm
+
+
+def _on_host(x: Any) -> Any:
+    """x if it is in host memory, else its copy there."""
+    if _arrays.device_of(x) == "cpu":
+        return x
+    framework = _arrays.framework(x)
+    if framework == "torch":
+        return x.detach().cpu()
+    if framework == "cupy":
+        return x.get()
+    return np.asarray(x)  # JAX and any other array NumPy can read
 
 
 class Calibrator:
@@ -27,8 +42,9 @@ class Calibrator:
         self._c = _qgemm.Calibrator(bins)
 
     def observe(self, x: Any) -> None:
-        """Adds the finite elements of x (fp32 / fp16 / bf16, any shape)."""
-        self._c.observe(_arrays.to_arg(x))
+        """Adds the finite elements of x (fp32 / fp16 / bf16, any shape; a
+        CUDA array is copied to the host first)."""
+        self._c.observe(_arrays.to_arg(_on_host(x)))
 
     def threshold(self, method: str = "max", *, target: Any = "int8", percentile: float = 99.99) -> float:
         """The clipping threshold: 'max', 'percentile', 'mse' or 'entropy'."""

@@ -78,13 +78,18 @@ def test_torch_cpu_tensors(rng):
     assert from_torch.scale("mse", target=torch.float8_e4m3fn) > 0
 
 
-def test_cuda_tensor_is_refused():
+def test_cuda_tensors_are_copied_to_the_host(rng):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    c = qgemm.Calibrator()
+    x = heavy_tailed(rng, (16, 256))
+    on_host, from_cuda = qgemm.Calibrator(), qgemm.Calibrator()
+    on_host.observe(x)
+    from_cuda.observe(torch.from_numpy(x).cuda())
+    assert from_cuda.bins == on_host.bins and from_cuda.amax == on_host.amax
+    # The extension itself takes host memory only.
     with pytest.raises(ValueError, match="x: expected a CPU tensor"):
-        c.observe(torch.ones(4, device="cuda"))
+        qgemm._qgemm.Calibrator(2048).observe(torch.ones(4, device="cuda"))
 
 
 def test_errors():
