@@ -4,9 +4,13 @@
 # given: one `qgemm bench gemm --sweep --no-peers` process per M (so a
 # timeout loses one M), logs under /tmp, and the records of every M merged
 # into $OUT/tiles.json (the device tool returns at most 8 files).
-#   BIN=... OUT=... [KERNELS=name,...] [TIMEOUT=s] scripts/device_sweep_tiles.sh M [M ...]
+#   BIN=... OUT=... [KERNELS=name,...] [TIMEOUT=s] [ROUNDS=n] [PEERS=1] \
+#     scripts/device_sweep_tiles.sh M [M ...]
 # KERNELS: the --kernels list (default: every tile-model candidate and the
-# stream-K build). One round, no cooldown: the first implementation timed on
+# stream-K build; for M ≤ 256 name the small tiles, as
+# gemm-h200-sweep-small-m-02668d8.json did). ROUNDS (default 1) and PEERS=1
+# (time cuBLAS / cuBLASLt too, cuBLAS bf16 first) as `qgemm bench gemm`
+# takes them. One round without cooldown: the first implementation timed on
 # a shape can read up to 20 % slow (bench/results/README.md,
 # gemm-h200-sweep-tiles-844a3ae.json), so fit medians over many shapes and
 # check a change in an interleaved A/B (--rounds, --cooldown).
@@ -17,7 +21,9 @@ parts=/tmp/qgemm-tiles
 rm -rf "$parts" && mkdir -p "$parts"
 for m in "$@"; do
   shapes=$(printf "${m}x%s," "${nk[@]}")
-  timeout "${TIMEOUT:-300}" "$BIN/qgemm" bench gemm --sweep --no-peers --kernels "$kernels" --shapes "${shapes%,}" \
+  peers=--no-peers
+  [ "${PEERS:-0}" = 1 ] && peers=
+  timeout "${TIMEOUT:-300}" "$BIN/qgemm" bench gemm --sweep $peers --rounds "${ROUNDS:-1}" --kernels "$kernels" --shapes "${shapes%,}" \
     --json "$parts/m$m.json" > "$parts/m$m.log" 2>&1 || echo "M=$m failed: $(tail -1 "$parts/m$m.log")"
   echo "M=$m done $(date +%T)"
 done
