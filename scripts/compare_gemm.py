@@ -17,29 +17,10 @@ This is how docs/gemm.md's before → after figures are read, e.g.
         bench/results/gemm-h200-small-m-after-dcc0d50.json
 """
 import argparse
-import json
-import math
+
+from plot_gemm import geomean, load  # the same JSON reading (GPU records, keyed by (M, N, K))
 
 IMPLS = {"qgemm-int8": "cublaslt-int8", "qgemm-fp8": "cublaslt-fp8", "qgemm-fp8-fast": "cublaslt-fp8"}
-
-
-def load(path):
-    """shape -> impl -> record, for the GEMM shapes of one JSON file."""
-    with open(path) as f:
-        report = json.load(f)
-    table = {}
-    for record in report["records"]:
-        if record.get("op") == "scaled_mm" or record["impl"].startswith("cublas"):
-            table.setdefault(record["shape"], {})[record["impl"]] = record
-    return report, table
-
-
-def shape_key(shape):
-    return tuple(int(x) for x in shape.split("x"))
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def main():
@@ -48,10 +29,10 @@ def main():
     parser.add_argument("after")
     parser.add_argument("--changed", action="store_true", help="only the shapes whose kernel changed")
     args = parser.parse_args()
-    before_report, before = load(args.before)
-    after_report, after = load(args.after)
+    before_report, before, _ = load(args.before)
+    after_report, after, _ = load(args.after)
     print(f"before: {before_report['commit']}  after: {after_report['commit']}  ({after_report['device']})")
-    shapes = sorted(set(before) & set(after), key=shape_key)
+    shapes = sorted(set(before) & set(after))
     for impl, peer in IMPLS.items():
         ratios = []
         for shape in shapes:
@@ -65,7 +46,8 @@ def main():
             ratios.append(ratio)
             peer_record = after[shape].get(peer)
             against_peer = f"{peer_record['median_us'] / new['median_us']:.3f}x {peer}" if peer_record else "no peer"
-            print(f"{impl:15s} {shape:16s} kernel {old_kernel:2d} -> {new_kernel:2d}  "
+            label = "x".join(str(d) for d in shape)
+            print(f"{impl:15s} {label:16s} kernel {old_kernel:2d} -> {new_kernel:2d}  "
                   f"{old['median_us']:8.1f} -> {new['median_us']:8.1f} us  x{ratio:.3f}  ({against_peer})")
         if ratios:
             print(f"{impl}: {len(ratios)} shapes, time after / before geomean {geomean(ratios):.3f}, "
