@@ -5,7 +5,7 @@
 
 #include "calibration/calibration_methods.h"
 #include "core/check.h"
-#include "core/numeric.h"
+#include "gemm/cpu/output_store.h"
 #include "qgemm/calibration.h"
 
 namespace qgemm {
@@ -13,14 +13,6 @@ namespace {
 
 constexpr int kMinBins = 128;
 constexpr int kMaxBins = 1 << 16;
-
-float element_as_float(const uint8_t* p, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return numeric::fp16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    case DType::kBFloat16: return numeric::bf16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    default: return *reinterpret_cast<const float*>(p);
-  }
-}
 
 // Calls visit(|x|) for every finite element of x, in any rank and strides.
 template <class Visit>
@@ -31,14 +23,12 @@ void for_each_finite_abs(const TensorView& x, Visit&& visit) {
     shape[TensorView::kMaxRank - rank + d] = x.size(d);
     strides[TensorView::kMaxRank - rank + d] = x.stride(d);
   }
-  const auto* base = static_cast<const uint8_t*>(x.data());
-  const int64_t bytes = static_cast<int64_t>(dtype_size(x.dtype()));
   for (int64_t i0 = 0; i0 < shape[0]; ++i0)
     for (int64_t i1 = 0; i1 < shape[1]; ++i1)
       for (int64_t i2 = 0; i2 < shape[2]; ++i2)
         for (int64_t i3 = 0; i3 < shape[3]; ++i3) {
           const int64_t offset = i0 * strides[0] + i1 * strides[1] + i2 * strides[2] + i3 * strides[3];
-          const float v = element_as_float(base + offset * bytes, x.dtype());
+          const float v = detail::load_float(x.data(), offset, x.dtype());
           if (std::isfinite(v)) visit(std::fabs(v));
         }
 }
