@@ -9,14 +9,31 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 #include "qgemm/version.h"
 #include "qgemm_commit.h"
 
 namespace qgemm::tools {
+namespace {
+
+// The integer `text` spells in full ("12", "-3"), or nothing ("12x", "", "1e3",
+// or beyond long long).
+std::optional<long long> whole_integer(const std::string& text) {
+  size_t used = 0;
+  try {
+    const long long value = std::stoll(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::logic_error&) {  // not a number, or out of range
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 Options::Options(int argc, char** argv, int first, std::vector<std::string> accepted) {
   for (int i = first; i < argc; ++i) {
@@ -44,17 +61,11 @@ std::string Options::get(const std::string& key, const std::string& fallback) co
 int Options::get_int(const std::string& key, int fallback) const {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
-  size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(it->second, &used);
-  } catch (const std::logic_error&) {  // not a number, or out of int's range
-    used = 0;
-  }
-  if (used == 0 || used != it->second.size()) {
+  const std::optional<long long> value = whole_integer(it->second);
+  if (!value || *value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max()) {
     throw std::invalid_argument("--" + key + ": expected an integer, got '" + it->second + "'");
   }
-  return value;
+  return static_cast<int>(*value);
 }
 
 std::vector<std::vector<int64_t>> Options::get_shapes(
@@ -69,15 +80,9 @@ std::vector<std::vector<int64_t>> Options::get_shapes(
     std::stringstream dims_stream(item);
     std::string dim;
     while (std::getline(dims_stream, dim, 'x')) {
-      size_t used = 0;
-      try {
-        dims.push_back(std::stoll(dim, &used));
-      } catch (const std::logic_error&) {
-        used = 0;
-      }
-      if (used == 0 || used != dim.size()) {
-        throw std::invalid_argument("--" + key + ": expected AxB or AxBxC sizes, got '" + item + "'");
-      }
+      const std::optional<long long> size = whole_integer(dim);
+      if (!size) throw std::invalid_argument("--" + key + ": expected AxB or AxBxC sizes, got '" + item + "'");
+      dims.push_back(*size);
     }
     shapes.push_back(dims);
   }
