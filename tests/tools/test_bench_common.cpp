@@ -46,6 +46,16 @@ TEST(BenchCommon, OptionsNameWhatDoesNotParse) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "--shapes: expected AxB or AxBxC sizes, got '2xbad'");
   }
+  const char* numbers[] = {"qgemm", "calibrate", "--percentile", "99.9", "--bins", "1.5e"};
+  const Options parsed(6, const_cast<char**>(numbers), 2, {"percentile", "bins"});
+  EXPECT_EQ(parsed.get_double("percentile", 0.0), 99.9);
+  EXPECT_EQ(parsed.get_double("absent", 2.5), 2.5);
+  try {
+    parsed.get_double("bins", 0.0);
+    ADD_FAILURE() << "1.5e parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--bins: expected a number, got '1.5e'");
+  }
   const char* big[] = {"qgemm", "bench", "--runs", "99999999999"};
   EXPECT_THROW(Options(4, const_cast<char**>(big), 2, {"runs"}).get_int("runs", 0), std::invalid_argument);
 }

@@ -68,6 +68,18 @@ int Options::get_int(const std::string& key, int fallback) const {
   return static_cast<int>(*value);
 }
 
+double Options::get_double(const std::string& key, double fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  size_t used = 0;
+  try {
+    const double value = std::stod(it->second, &used);
+    if (used == it->second.size()) return value;
+  } catch (const std::logic_error&) {  // not a number, or out of range
+  }
+  throw std::invalid_argument("--" + key + ": expected a number, got '" + it->second + "'");
+}
+
 std::vector<std::vector<int64_t>> Options::get_shapes(
     const std::string& key, const std::vector<std::vector<int64_t>>& fallback) const {
   auto it = values_.find(key);

@@ -20,6 +20,7 @@ class Options {
   bool has(const std::string& key) const { return values_.count(key) != 0; }
   std::string get(const std::string& key, const std::string& fallback) const;
   int get_int(const std::string& key, int fallback) const;
+  double get_double(const std::string& key, double fallback) const;
   // Comma-separated list of AxBxC shapes, e.g. "1024x1024x1024,16x4096x4096".
   std::vector<std::vector<int64_t>> get_shapes(const std::string& key,
                                                const std::vector<std::vector<int64_t>>& fallback) const;

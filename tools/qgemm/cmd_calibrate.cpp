@@ -85,7 +85,7 @@ int cmd_calibrate(int argc, char** argv) {
     calibrator.observe(TensorView(b.x.data(), DType::kFloat32, {b.rows, b.cols}));
     values += static_cast<int64_t>(b.x.size());
   }
-  const double percentile = std::stod(options.get("percentile", "99.99"));
+  const double percentile = options.get_double("percentile", 99.99);
   std::printf("%zu batches (%s), %lld values (%lld finite), max |x| %g, %zu bins over [0, %g)\n", batches.size(),
               options.has("npy") ? "--npy" : "synthetic Student's t, 3 degrees of freedom",
               static_cast<long long>(values), static_cast<long long>(calibrator.count()), calibrator.amax(),
