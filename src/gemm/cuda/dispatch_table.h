@@ -401,9 +401,10 @@ constexpr GemmRule kSm90Int8Rules[] = {
     // of every tile at M = 24–256 × the eight (N, K)
     // (bench/results/gemm-h200-sweep-small-m-02668d8.json) and confirmed
     // interleaved (--rounds 3 --cooldown 100, gemm-h200-small-m-ab-02668d8.json;
-    // N < 6144 at M = 66–88: gemm-h200-small-m-n4096-ab-2129c91.json). On the H100 the same tiles were within ±4 % at these shapes (64×64
-    // 5–7 % faster at N = 10240: gemm-h100-sweep-narrow2x1.json), so it keeps
-    // the rules after them.
+    // N < 6144 at M = 66–88: gemm-h200-small-m-n4096-ab-2129c91.json). On the
+    // H100 the same tiles were within ±4 % at these shapes (64×64 5–7 %
+    // faster at N = 10240: gemm-h100-sweep-narrow2x1.json), so it keeps the
+    // rules after them.
     {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
      "fast DRAM, M = 65–96, N ≥ 28672: one 128-row M tile of 128×256 (cluster 1×2), whose rows "
      "past M cost nothing, in place of two 64-row ones — H200: 72×57344×8192 143.3 → 130.5 µs, "
