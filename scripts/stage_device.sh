@@ -12,7 +12,7 @@
 # (git-ignored, not carried) after staging; --restore-results moves it back
 # (before committing anything). The COMMIT file ignores that move.
 #
-# NAME: qgemm (the CLI) or a suite (core, fused, gemm, quant, wonly); none:
+# NAME: qgemm (the CLI) or a suite (core, fused, gemm, quant, wonly, kv_cache); none:
 # all of them. The device tool carries at most 64 MiB with the working tree
 # (~11 MiB), and all of them compressed are far more: each links what it uses
 # of the library, whose fatbins are already compressed (at 3845e71: the CLI
@@ -39,14 +39,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(qgemm core fused gemm quant wonly)
+[ ${#names[@]} -eq 0 ] && names=(qgemm core fused gemm quant wonly kv_cache)
 rm -rf "$root/.carry/bin"
 mkdir -p "$root/.carry/bin"
 for name in "${names[@]}"; do
   case "$name" in
     qgemm) src="$build/tools/qgemm" ;;
     core | fused | gemm | quant | wonly) src="$build/tests/$name/qgemm_test_$name" ;;
-    *) echo "stage_device.sh: unknown name '$name' (qgemm, core, fused, gemm, quant, wonly)" >&2; exit 2 ;;
+    kv_cache) src="$build/tests/kvcache/qgemm_test_kv_cache" ;;
+    *) echo "stage_device.sh: unknown name '$name' (qgemm, core, fused, gemm, quant, wonly, kv_cache)" >&2; exit 2 ;;
   esac
   [ -x "$src" ] || { echo "stage_device.sh: $src is not built" >&2; exit 1; }
   strip -o "$root/.carry/bin/$(basename "$src")" "$src"

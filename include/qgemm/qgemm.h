@@ -5,6 +5,7 @@
 #include "qgemm/error.h"
 #include "qgemm/fused.h"
 #include "qgemm/gemm.h"
+#include "qgemm/kv_cache.h"
 #include "qgemm/launch.h"
 #include "qgemm/quant.h"
 #include "qgemm/tensor.h"

@@ -16,6 +16,7 @@ enum class DType : uint8_t {
   kFloat16,
   kBFloat16,
   kFloat32,
+  kInt64,  // index tensors only (slot mappings)
 };
 
 // Size of one element in bytes.

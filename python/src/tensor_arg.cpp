@@ -27,6 +27,7 @@ DType dtype_from_dlpack(const nb::dlpack::dtype& dt, const char* name) {
     const auto c = dt.code;
     if (c == static_cast<uint8_t>(code::Int) && dt.bits == 8) return DType::kInt8;
     if (c == static_cast<uint8_t>(code::Int) && dt.bits == 32) return DType::kInt32;
+    if (c == static_cast<uint8_t>(code::Int) && dt.bits == 64) return DType::kInt64;
     if (c == static_cast<uint8_t>(code::UInt) && dt.bits == 8) return DType::kUInt8;
     if (c == static_cast<uint8_t>(code::Float) && dt.bits == 16) return DType::kFloat16;
     if (c == static_cast<uint8_t>(code::Float) && dt.bits == 32) return DType::kFloat32;
@@ -34,7 +35,7 @@ DType dtype_from_dlpack(const nb::dlpack::dtype& dt, const char* name) {
     if (c == kDLFloat8E4M3Fn && dt.bits == 8) return DType::kFloat8E4M3;
   }
   fail(ErrorKind::kType, name,
-       "expected dtype int8, uint8, int32, fp8e4m3, fp16, bf16 or fp32, got a DLPack dtype (code " +
+       "expected dtype int8, uint8, int32, int64, fp8e4m3, fp16, bf16 or fp32, got a DLPack dtype (code " +
            std::to_string(dt.code) + ", " + std::to_string(dt.bits) + " bits, " +
            std::to_string(dt.lanes) + " lanes)");
 }
@@ -50,7 +51,7 @@ Device device_from_dlpack(int32_t type, int32_t id, const char* name) {
 
 DType dtype_from_name(const std::string& dtype, const char* name) {
   for (DType d : {DType::kInt8, DType::kUInt8, DType::kInt32, DType::kFloat8E4M3, DType::kFloat16,
-                  DType::kBFloat16, DType::kFloat32}) {
+                  DType::kBFloat16, DType::kFloat32, DType::kInt64}) {
     if (dtype == dtype_name(d)) return d;
   }
   fail(ErrorKind::kType, name, "unknown dtype name '" + dtype + "'");
@@ -143,4 +144,5 @@ NB_MODULE(_qgemm, m) {
   qgemm::python::bind_fused(m);
   qgemm::python::bind_weight_only(m);
   qgemm::python::bind_calibration(m);
+  qgemm::python::bind_kv_cache(m);
 }

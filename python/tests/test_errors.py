@@ -55,7 +55,7 @@ def test_argument_conversion_errors(problem):
         qgemm.scaled_mm([[1]], w.T, sa, sb, out_dtype="fp32")
     with pytest.raises(TypeError, match=r"^scale_a: expected an array supporting DLPack"):
         qgemm.scaled_mm(a, w.T, 1.0, sb, out_dtype="fp32")
-    with pytest.raises(TypeError, match=r"^a: expected dtype int8, uint8, int32, fp8e4m3, fp16, bf16 or fp32, got"):
+    with pytest.raises(TypeError, match=r"^a: expected dtype int8, uint8, int32, int64, fp8e4m3, fp16, bf16 or fp32, got"):
         qgemm.scaled_mm(a.astype(np.int16), w.T, sa, sb, out_dtype="fp32")
     with pytest.raises(ValueError, match=r"^a: expected rank <= 4, got 5$"):
         qgemm.scaled_mm(np.zeros((1,) * 5, np.int8), w.T, sa, sb, out=np.zeros((1, 6), np.float32))

@@ -18,6 +18,8 @@ size_t dtype_size(DType dtype) {
     case DType::kInt32:
     case DType::kFloat32:
       return 4;
+    case DType::kInt64:
+      return 8;
   }
   return 0;
 }
@@ -31,6 +33,7 @@ const char* dtype_name(DType dtype) {
     case DType::kFloat16: return "fp16";
     case DType::kBFloat16: return "bf16";
     case DType::kFloat32: return "fp32";
+    case DType::kInt64: return "int64";
   }
   return "unknown";
 }

@@ -47,6 +47,13 @@ int cmd_bench_wonly(int argc, char** argv);
 void bench_wonly_cpu(const Options& options, BenchReport& report);
 void bench_wonly_cuda(const Options& options, BenchReport& report);
 
+// `qgemm bench attention`: CPU part (bench_attention.cpp) and, in CUDA
+// builds, the GPU part with the bf16 cache and the copy bandwidth
+// (bench_attention_cuda.cu).
+int cmd_bench_attention(int argc, char** argv);
+void bench_attention_cpu(const Options& options, BenchReport& report);
+void bench_attention_cuda(const Options& options, BenchReport& report);
+
 // `qgemm bench pdl` (GPU only): back-to-back calls with programmatic
 // dependent launch off and on (bench_pdl_cuda.cu).
 int cmd_bench_pdl(int argc, char** argv);

@@ -76,6 +76,9 @@ __global__ void fill_random_kernel(void* data, DType dtype, size_t count, double
       case DType::kInt32:
         static_cast<int32_t*>(data)[i] = static_cast<int32_t>(lo + static_cast<double>(r % static_cast<uint64_t>(hi - lo + 1)));
         break;
+      case DType::kInt64:
+        static_cast<int64_t*>(data)[i] = static_cast<int64_t>(lo + static_cast<double>(r % static_cast<uint64_t>(hi - lo + 1)));
+        break;
       case DType::kFloat8E4M3:
         static_cast<uint8_t*>(data)[i] = numeric::float_to_fp8e4m3_bits(static_cast<float>(value));
         break;

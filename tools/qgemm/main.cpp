@@ -39,6 +39,10 @@ void usage() {
       "  bench wonly [--device cpu|cuda|all] [--shapes NxK,...] [--tokens M,...] [--json FILE]\n"
       "             [--warmup W] [--runs R] [--sweep] [--rounds N] [--cooldown MS] (the last three: GPU)\n"
       "                             time weight_only_mm (W4A16, W8A16; GPU: vs cuBLAS bf16)\n"
+      "  bench attention [--device cpu|cuda|all] [--shapes SxLxQHxKVHxD,...] [--json FILE]\n"
+      "             [--warmup W] [--runs R] [--rounds N] [--cooldown MS]\n"
+      "                             time paged_attention_decode over int8 / fp8 / bf16 KV caches\n"
+      "                             (GPU: vs the bf16 cache and the copy bandwidth)\n"
       "  bench pdl [--json FILE] [--warmup W] [--runs R] [--batch B]\n"
       "                             back-to-back decode-size calls on the GPU with programmatic\n"
       "                             dependent launch off and on (qgemm/launch.h)\n"
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
       if (op == "quant") return cmd_bench_quant(argc, argv);
       if (op == "fused") return cmd_bench_fused(argc, argv);
       if (op == "wonly") return cmd_bench_wonly(argc, argv);
+      if (op == "attention") return cmd_bench_attention(argc, argv);
 #if QGEMM_WITH_CUDA
       if (op == "pdl") return cmd_bench_pdl(argc, argv);
 #endif

@@ -1,0 +1,131 @@
+// CUDA paged_attention_decode: the launch table, the dispatch, and the
+// kernel that combines the partitions of a split sequence
+// (paged_attention_kernel.cuh has the attention kernel itself).
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/cuda_check.h"
+#include "kvcache/cuda/kv_cache_cuda.h"
+#include "kvcache/cuda/paged_attention_launch.cuh"
+
+namespace qgemm::detail {
+namespace {
+
+// ---- Launch configuration --------------------------------------------------
+// Query heads per CTA. Every query head of a kv head's group shares the
+// cache reads, so one CTA takes up to 8 of them (the register tile of
+// q and the output: 2 × 8 × 8 floats per lane); a group of 1 (multi-head
+// attention) takes the 1-head tile, without the other 7 heads' registers.
+// Groups of more than 8 take several CTAs, each reading the cache.
+constexpr int kHeadTile = 8;
+int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
+// The tensor-core kernel (paged_attention_mma.cuh) where several query heads
+// share a kv head: its MMA rows are the group's heads (16 per CTA), so the
+// multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
+// behind (at G = 8 they need more FMA issue than the SM has to keep up with
+// the DRAM). A group of 1 would fill one row of 16: the CUDA-core kernel.
+// head_dim 256 needs twice the accumulator registers: CUDA cores as well.
+bool use_tensor_cores(int64_t group, int64_t head_dim) { return group >= 2 && head_dim <= 128; }
+// -----------------------------------------------------------------------------
+
+std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
+// Partitions (with a workspace): kPartitionTokens = 512 tokens per CTA
+// (kv_cache_args.h), flash-decoding's split, so that few long sequences
+// still fill the GPU; a second kernel combines them. Without a workspace one
+// CTA walks its sequence whole.
+
+// out[s, h, :] = Σ_p acc_p · 2^(m_p − M) / Σ_p sum_p · 2^(m_p − M), M = max_p m_p.
+// One block of head_dim threads per (sequence, query head).
+template <DType kDtype>
+__global__ void paged_attention_combine_kernel(attention::Params p) {
+  using T = typename FloatAccess<kDtype>::Storage;
+  wait_for_preceding_grids();
+  allow_dependent_launch();
+  const int64_t seq = blockIdx.x / p.q_heads;
+  const int head = static_cast<int>(blockIdx.x % p.q_heads);
+  const int head_dim = blockDim.x, d = threadIdx.x;
+  const int64_t first = (seq * p.q_heads + head) * p.partitions;
+  float max_logit = -INFINITY;
+  for (int part = 0; part < p.partitions; ++part) max_logit = fmaxf(max_logit, p.ws_stats[2 * (first + part)]);
+  float numerator = 0.0f, denominator = 0.0f;
+  for (int part = 0; part < p.partitions; ++part) {
+    const float sum = p.ws_stats[2 * (first + part) + 1];
+    const float weight = sum == 0.0f ? 0.0f : exp2f(p.ws_stats[2 * (first + part)] - max_logit);  // empty: 0
+    numerator += p.ws_acc[(first + part) * head_dim + d] * weight;
+    denominator += sum * weight;
+  }
+  const float value = p.seq_lens[seq] == 0 ? 0.0f : numerator / denominator;
+  static_cast<T*>(p.out)[seq * p.out_seq_stride + head * p.out_head_stride + d] = FloatAccess<kDtype>::from_float(value);
+}
+
+}  // namespace
+
+AttentionKernelOverride::AttentionKernelOverride(AttentionKernel kernel) : previous_(forced_kernel.exchange(kernel)) {}
+AttentionKernelOverride::~AttentionKernelOverride() { forced_kernel.store(previous_); }
+
+void paged_attention_cuda(const PagedAttentionArgs& args) {
+  const KvCacheLayout& cache = args.cache;
+  const int64_t group = args.group_size();
+  const AttentionKernel forced = forced_kernel.load();
+  const bool tensor_cores = cache.head_dim <= 128 && (forced == AttentionKernel::kAuto
+                                                          ? use_tensor_cores(group, cache.head_dim)
+                                                          : forced == AttentionKernel::kTensorCores);
+  const int tile = tensor_cores ? attention::kMmaRows : head_tile(group);
+  const int64_t head_chunks = (group + tile - 1) / tile;
+  const int64_t partitions = args.workspace != nullptr ? attention_partitions(args.max_seq_len) : 1;
+  const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
+  if (ctas > std::numeric_limits<int32_t>::max() || partitions > 65535) {
+    throw Error(ErrorKind::kValue, "query: S=" + std::to_string(args.num_seqs) + " sequences × " +
+                                       std::to_string(cache.kv_heads) + " kv heads exceed the CUDA grid");
+  }
+  CudaDeviceGuard guard(args.device);
+  attention::Params params{};
+  params.query = args.query;
+  params.query_seq_stride = args.query_seq_stride;
+  params.query_head_stride = args.query_head_stride;
+  params.out = args.out;
+  params.out_seq_stride = args.out_seq_stride;
+  params.out_head_stride = args.out_head_stride;
+  params.key = cache.key;
+  params.value = cache.value;
+  params.key_scale = cache.key_scale;
+  params.value_scale = cache.value_scale;
+  params.num_blocks = cache.num_blocks;
+  params.block_size = cache.block_size;
+  params.kv_heads = cache.kv_heads;
+  params.block_tables = args.block_tables;
+  params.table_stride = args.block_table_stride;
+  params.max_blocks = args.max_blocks;
+  params.seq_lens = args.seq_lens;
+  params.scale_log2 = args.softmax_scale * 1.4426950408889634f;
+  params.q_heads = static_cast<int>(args.q_heads);
+  params.group = static_cast<int>(group);
+  params.head_chunks = static_cast<int>(head_chunks);
+  params.partitions = static_cast<int>(partitions);
+  if (partitions > 1) {
+    params.ws_acc = static_cast<float*>(args.workspace);
+    params.ws_stats = params.ws_acc + args.num_seqs * args.q_heads * partitions * cache.head_dim;
+  }
+  const cudaStream_t stream = as_cuda_stream(args.stream);
+  const attention::Launch launch{dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(partitions)), tensor_cores, tile,
+                                 static_cast<int>(cache.head_dim), stream, args.device.index};
+  switch (cache.dtype) {
+    case DType::kInt8: attention::launch_int8(args.dtype, params, launch); break;
+    case DType::kFloat8E4M3: attention::launch_fp8(args.dtype, params, launch); break;
+    default: attention::launch_16bit(args.dtype, params, launch); break;
+  }
+  if (partitions == 1) return;
+  const dim3 grid(static_cast<unsigned>(args.num_seqs * args.q_heads)), block(static_cast<unsigned>(cache.head_dim));
+  if (args.dtype == DType::kBFloat16) {
+    launch_pdl_kernel(paged_attention_combine_kernel<DType::kBFloat16>, grid, block, 0, stream, args.device.index, params);
+  } else {
+    launch_pdl_kernel(paged_attention_combine_kernel<DType::kFloat16>, grid, block, 0, stream, args.device.index, params);
+  }
+}
+
+}  // namespace qgemm::detail

@@ -1,0 +1,55 @@
+// paged_attention_launch.cuh — launching paged_attention_kernel for one
+// cache kind: the (query dtype, head_dim, head tile) instantiations, each
+// cache kind compiled in a translation unit of its own
+// (paged_attention_{int8,fp8,16bit}.cu).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kvcache/cuda/paged_attention_kernel.cuh"
+#include "kvcache/cuda/paged_attention_mma.cuh"
+
+namespace qgemm::detail::attention {
+
+struct Launch {
+  dim3 grid;
+  bool tensor_cores;  // paged_attention_mma_kernel (head_dim 64 or 128), or paged_attention_kernel
+  int tile;  // paged_attention_kernel's query heads per CTA: 1 or 8 (paged_attention_cuda.cu)
+  int head_dim;
+  cudaStream_t stream;
+  int device;
+};
+
+template <CacheKind kKind, DType kDtype, int kHeadDim>
+void launch_head_dim(const Params& params, const Launch& launch) {
+  if constexpr (kHeadDim <= 128) {
+    if (launch.tensor_cores) {
+      launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim>, launch.grid, dim3(kThreads), 0,
+                        launch.stream, launch.device, params);
+      return;
+    }
+  }
+  if (launch.tile == 1) {
+    launch_pdl_kernel(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>, launch.grid, dim3(kThreads), 0,
+                      launch.stream, launch.device, params);
+  } else {
+    launch_pdl_kernel(paged_attention_kernel<kKind, kDtype, kHeadDim, 8>, launch.grid, dim3(kThreads), 0,
+                      launch.stream, launch.device, params);
+  }
+}
+
+template <CacheKind kKind, DType kDtype>
+void launch_kind(const Params& params, const Launch& launch) {
+  switch (launch.head_dim) {
+    case 64: launch_head_dim<kKind, kDtype, 64>(params, launch); break;
+    case 128: launch_head_dim<kKind, kDtype, 128>(params, launch); break;
+    default: launch_head_dim<kKind, kDtype, 256>(params, launch); break;  // validated: 64, 128 or 256
+  }
+}
+
+// One per translation unit.
+void launch_int8(DType dtype, const Params& params, const Launch& launch);
+void launch_fp8(DType dtype, const Params& params, const Launch& launch);
+void launch_16bit(DType dtype, const Params& params, const Launch& launch);
+
+}  // namespace qgemm::detail::attention

@@ -1,0 +1,378 @@
+// paged_attention_mma.cuh — the decode attention kernel on tensor cores
+// (mma.sync m16n8k16, sm_80+), for grouped-query attention: the query heads
+// that share a kv head are the 16 rows of the MMA's A operand, so each
+// cache element read feeds up to 16 heads at MMA rate instead of 16 FMAs.
+//
+// A CTA takes (sequence, kv head, up to 16 of its query heads, partition),
+// like paged_attention_kernel.cuh; each of its kWarps warps takes groups of
+// 16 tokens (g = warp, warp + kWarps, …) with its own running max, sum and
+// output, merged across the warps at the end. Per group, g = lane / 4,
+// t = lane % 4:
+//
+//   S = Q·Kᵀ   two m16n8k16 n-blocks of 8 tokens, head_dim / 16 k-steps. The
+//              dot product does not care in which order it sums the dims,
+//              so k-step kk's operand slots 2t, 2t+1, 2t+8, 2t+9 are the
+//              dims t·(D/4) + 4kk + 0…3: each lane loads the D/4 contiguous
+//              elements at t·(D/4) of one token (g, and g + 8), and Q's A
+//              fragments are built with the same map.
+//   softmax    online, per row (head), in log2 units; logits of tokens past
+//              the partition's end are −inf.
+//   O += P·V   P's A fragments are S's accumulators (the FlashAttention-2
+//              register reuse: c of n-blocks 0/1 = a of k 0…7 / 8…15), each
+//              weight w = p · s_v split as hi + lo in the operand dtype (two
+//              MMAs: w to about 2^-16, not the 2^-9 of one bf16). The output
+//              dims are n-blocks of 8; dim slot n of n-block nb is the dim
+//              n·(D/8) + nb, so each lane loads the D/8 contiguous elements
+//              at g·(D/8) of its four tokens 2t, 2t+1, 2t+8, 2t+9.
+//
+// Operands: codes and 16-bit values are exact in the operand dtype (int8 and
+// fp8 e4m3 in bf16 and fp16), Q is the query itself, so S is the exact dot
+// product summed in fp32; the scales multiply S's columns (s_k) and the
+// weights (s_v). QK runs in the query's dtype, PV in bf16 for a quantized
+// cache (its weights p · s_v span any range) and in the cache's dtype
+// otherwise.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "core/cuda_launch.cuh"
+#include "core/cuda_mma.cuh"
+#include "kvcache/cuda/paged_attention_kernel.cuh"
+
+namespace qgemm::detail::attention {
+
+constexpr int kMmaRows = 16;  // query heads per CTA
+
+// The words a lane holds of one token's vector: kElems contiguous elements.
+template <CacheKind kKind, int kElems>
+struct LaneVector {
+  static constexpr int kBytes = kElems * (kKind == CacheKind::kInt8 || kKind == CacheKind::kFp8 ? 1 : 2);
+  static constexpr int kWords = kBytes / 4;
+  uint32_t w[kWords];
+
+  __device__ __forceinline__ void load(const void* src) {
+    if constexpr (kBytes % 16 == 0) {
+#pragma unroll
+      for (int i = 0; i < kBytes / 16; ++i) {
+        const uint4 v = __ldg(static_cast<const uint4*>(src) + i);
+        w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+      }
+    } else {
+      static_assert(kBytes == 8, "8-byte or 16-byte multiples");
+      const uint2 v = __ldg(static_cast<const uint2*>(src));
+      w[0] = v.x, w[1] = v.y;
+    }
+  }
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) w[i] = 0;
+  }
+  // Element i as a float (exact).
+  __device__ __forceinline__ float element(int i) const {
+    if constexpr (kKind == CacheKind::kInt8) {
+      return __uint_as_float(__byte_perm(w[i / 4] ^ 0x80808080u, 0x4B000000u, 0x7540 + i % 4)) - 8388736.0f;
+    } else if constexpr (kKind == CacheKind::kFp8) {
+      const auto code = static_cast<__nv_fp8_storage_t>(w[i / 4] >> (8 * (i % 4)));
+      return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
+    } else if constexpr (kKind == CacheKind::kHalf) {
+      return __half2float(__ushort_as_half(static_cast<unsigned short>(w[i / 2] >> (16 * (i % 2)))));
+    } else {
+      return __uint_as_float(i % 2 == 0 ? w[i / 2] << 16 : w[i / 2] & 0xffff0000u);
+    }
+  }
+  // Elements i, i + 1 (i even) as one operand register of the given dtype.
+  template <bool kBf16>
+  __device__ __forceinline__ uint32_t pair(int i) const {
+    constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
+    if constexpr (kSameDtype) {
+      return w[i / 2];
+    } else if constexpr (kKind == CacheKind::kFp8 && !kBf16) {
+      const auto codes = static_cast<__nv_fp8x2_storage_t>(w[i / 4] >> (8 * (i % 4)));
+      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
+      return static_cast<uint32_t>(h.x) | static_cast<uint32_t>(h.y) << 16;
+    } else {
+      return pack_half2<kBf16>(element(i), element(i + 1));
+    }
+  }
+};
+
+// Element i of two tokens' vectors as one operand register (a, b).
+template <bool kBf16, CacheKind kKind, int kElems>
+__device__ __forceinline__ uint32_t token_pair(const LaneVector<kKind, kElems>& a, const LaneVector<kKind, kElems>& b,
+                                               int i) {
+  constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
+  if constexpr (kSameDtype) {
+    return __byte_perm(a.w[i / 2], b.w[i / 2], i % 2 == 0 ? 0x5410 : 0x7632);
+  } else {
+    return pack_half2<kBf16>(a.element(i), b.element(i));
+  }
+}
+
+// The operand register's two values back as floats.
+template <bool kBf16>
+__device__ __forceinline__ float2 unpack_half2(uint32_t r) {
+  if constexpr (kBf16) {
+    return make_float2(__uint_as_float(r << 16), __uint_as_float(r & 0xffff0000u));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&r));
+  }
+}
+
+// What one lane loads for one group of 16 tokens.
+template <CacheKind kKind, int kHeadDim>
+struct GroupFetch {
+  LaneVector<kKind, kHeadDim / 4> k[2];  // tokens g, g + 8: dims t·D/4 …
+  LaneVector<kKind, kHeadDim / 8> v[4];  // tokens 2t, 2t+1, 2t+8, 2t+9: dims g·D/8 …
+  float k_scale[4], v_scale[4];         // of the tokens 2t, 2t+1, 2t+8, 2t+9
+  bool valid[4];                        // those tokens are before the end
+};
+
+template <CacheKind kKind, DType kDtype, int kHeadDim>
+__global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p) {
+  using Vec = CacheVector<kKind>;
+  using T = typename FloatAccess<kDtype>::Storage;
+  using Fetch = GroupFetch<kKind, kHeadDim>;
+  constexpr bool kQkBf16 = kDtype == DType::kBFloat16;
+  constexpr bool kPvBf16 = Vec::kScaled || kKind == CacheKind::kBFloat16;
+  constexpr int kSteps = kHeadDim / 16, kDimBlocks = kHeadDim / 8;
+  constexpr int kKElems = kHeadDim / 4, kVElems = kHeadDim / 8;
+  constexpr int kElemBytes = Vec::kScaled ? 1 : 2;
+  constexpr int kGroup = 16;
+
+  __shared__ float warp_out[kWarps][kMmaRows][kHeadDim];
+  __shared__ float warp_max[kWarps][kMmaRows], warp_sum[kWarps][kMmaRows];
+  __shared__ int bad_block;
+
+  wait_for_preceding_grids();
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t seq = blockIdx.x / (p.kv_heads * p.head_chunks);
+  const int kv_head = static_cast<int>(blockIdx.x / p.head_chunks % p.kv_heads);
+  const int chunk_of_heads = static_cast<int>(blockIdx.x % p.head_chunks);
+  const int first_head = kv_head * p.group + chunk_of_heads * kMmaRows;
+  const int heads = min(kMmaRows, p.group - chunk_of_heads * kMmaRows);
+  const int partition = blockIdx.y;
+  if (threadIdx.x == 0) bad_block = 0;
+
+  const int64_t len = p.seq_lens[seq];
+  const bool len_valid = len >= 0 && len <= p.max_blocks * p.block_size;
+  const int64_t begin = static_cast<int64_t>(partition) * kPartitionTokens;
+  const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + kPartitionTokens, len);
+  const int32_t* table = p.block_tables + seq * p.table_stride;
+
+  // Q's A fragments (rows g, g + 8: heads; rows past `heads` are zero).
+  uint32_t qa[kSteps][4];
+  {
+    const T* q_rows[2];
+    bool row_valid[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_valid[r] = g + 8 * r < heads;
+      q_rows[r] = static_cast<const T*>(p.query) + seq * p.query_seq_stride +
+                  (first_head + (row_valid[r] ? g + 8 * r : 0)) * p.query_head_stride + t * kKElems;
+    }
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {  // a0/a1: dims 4kk + 0, 1; a2/a3: 4kk + 2, 3
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const T* src = q_rows[r] + 4 * kk + 2 * half;
+          qa[kk][2 * half + r] = row_valid[r] ? pack_half2<kQkBf16>(FloatAccess<kDtype>::load(src),
+                                                                     FloatAccess<kDtype>::load(src + 1))
+                                              : 0u;
+        }
+      }
+    }
+  }
+
+  auto slot_of = [&](int64_t j) -> int64_t {
+    const int32_t block = table[j / p.block_size];
+    if (block < 0 || block >= p.num_blocks) return -1;
+    return static_cast<int64_t>(block) * p.block_size + j % p.block_size;
+  };
+  const int64_t vector_stride = p.kv_heads * kHeadDim;  // elements between slots
+  const int64_t head_base = static_cast<int64_t>(kv_head) * kHeadDim;
+  const char* key_bytes = static_cast<const char*>(p.key);
+  const char* value_bytes = static_cast<const char*>(p.value);
+
+  auto fetch = [&](int64_t group_begin, Fetch& f) {
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      const int64_t j = group_begin + g + 8 * b;
+      const int64_t slot = j < end ? slot_of(j) : -1;
+      if (slot >= 0) {
+        f.k[b].load(key_bytes + (slot * vector_stride + head_base + t * kKElems) * kElemBytes);
+      } else {
+        f.k[b].zero();
+        if (j < end) bad_block = 1;
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int64_t j = group_begin + 2 * t + (c % 2) + 8 * (c / 2);
+      const int64_t slot = j < end ? slot_of(j) : -1;
+      f.valid[c] = slot >= 0;
+      f.k_scale[c] = 1.0f;
+      f.v_scale[c] = 1.0f;
+      if (slot >= 0) {
+        f.v[c].load(value_bytes + (slot * vector_stride + head_base + g * kVElems) * kElemBytes);
+        if constexpr (Vec::kScaled) {
+          f.k_scale[c] = __ldg(p.key_scale + slot * p.kv_heads + kv_head);
+          f.v_scale[c] = __ldg(p.value_scale + slot * p.kv_heads + kv_head);
+        }
+      } else {
+        f.v[c].zero();
+        if (j < end) bad_block = 1;
+      }
+    }
+  };
+
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // rows g, g + 8; sum: this lane's columns
+  float out[kDimBlocks][4];
+#pragma unroll
+  for (int nb = 0; nb < kDimBlocks; ++nb) out[nb][0] = out[nb][1] = out[nb][2] = out[nb][3] = 0.0f;
+
+  const int64_t first_group = begin + static_cast<int64_t>(warp) * kGroup;
+  constexpr int64_t kGroupStride = static_cast<int64_t>(kWarps) * kGroup;
+  __syncthreads();  // bad_block's reset before any fetch can set it
+  Fetch current;
+  if (first_group < end) fetch(first_group, current);
+  for (int64_t group_begin = first_group; group_begin < end; group_begin += kGroupStride) {
+    Fetch next;
+    if (group_begin + kGroupStride < end) fetch(group_begin + kGroupStride, next);
+
+    // S = Q·Kᵀ for n-blocks b = 0 (tokens 0…7) and 1 (8…15).
+    float s[2][4];
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      s[b][0] = s[b][1] = s[b][2] = s[b][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk) {
+        const uint32_t kb[2] = {current.k[b].template pair<kQkBf16>(4 * kk),
+                                current.k[b].template pair<kQkBf16>(4 * kk + 2)};
+        mma_m16n8k16<kQkBf16>(s[b], qa[kk], kb);
+      }
+    }
+    // Logits in log2 units; column (b, e) is the lane's token c = 2b + e.
+    float chunk_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 2 * b + e;
+        const float factor = current.k_scale[c] * p.scale_log2;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float& x = s[b][2 * r + e];
+          x = current.valid[c] ? x * factor : -INFINITY;
+          chunk_max[r] = fmaxf(chunk_max[r], x);
+        }
+      }
+    }
+    float rescale[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      chunk_max[r] = fmaxf(chunk_max[r], __shfl_xor_sync(0xffffffffu, chunk_max[r], 1));
+      chunk_max[r] = fmaxf(chunk_max[r], __shfl_xor_sync(0xffffffffu, chunk_max[r], 2));
+      const float new_max = fmaxf(row_max[r], chunk_max[r]);
+      // Nothing seen yet in this row (new_max = −inf): keep 0 · 1.
+      rescale[r] = new_max == -INFINITY ? 1.0f : exp2f(row_max[r] - new_max);
+      row_max[r] = new_max;
+      row_sum[r] *= rescale[r];
+    }
+#pragma unroll
+    for (int nb = 0; nb < kDimBlocks; ++nb) {
+      out[nb][0] *= rescale[0], out[nb][1] *= rescale[0];
+      out[nb][2] *= rescale[1], out[nb][3] *= rescale[1];
+    }
+    // P (weights p · s_v) as A fragments, hi and lo.
+    float w[2][4];
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = i / 2, c = 2 * b + i % 2;
+        const float prob = row_max[r] == -INFINITY ? 0.0f : exp2f(s[b][i] - row_max[r]);
+        row_sum[r] += prob;
+        w[b][i] = prob * current.v_scale[c];
+      }
+    }
+    uint32_t a_hi[4], a_lo[4];
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {  // a[2b + r]: rows g (+8), tokens 8b + 2t, +1
+        const uint32_t hi = pack_half2<kPvBf16>(w[b][2 * r], w[b][2 * r + 1]);
+        const float2 back = unpack_half2<kPvBf16>(hi);
+        a_hi[2 * b + r] = hi;
+        a_lo[2 * b + r] = pack_half2<kPvBf16>(w[b][2 * r] - back.x, w[b][2 * r + 1] - back.y);
+      }
+    }
+    // O += P·V over the 16 tokens, dim n-blocks nb (dim slot n ↔ dim n·D/8 + nb).
+#pragma unroll
+    for (int nb = 0; nb < kDimBlocks; ++nb) {
+      const uint32_t vb[2] = {token_pair<kPvBf16>(current.v[0], current.v[1], nb),
+                              token_pair<kPvBf16>(current.v[2], current.v[3], nb)};
+      mma_m16n8k16<kPvBf16>(out[nb], a_hi, vb);
+      mma_m16n8k16<kPvBf16>(out[nb], a_lo, vb);
+    }
+    current = next;
+  }
+  allow_dependent_launch();
+
+  // The warp's rows: sums over the 4 lanes of a row; outputs to shared memory.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+  }
+  if (t == 0) {
+    warp_max[warp][g] = row_max[0], warp_max[warp][g + 8] = row_max[1];
+    warp_sum[warp][g] = row_sum[0], warp_sum[warp][g + 8] = row_sum[1];
+  }
+#pragma unroll
+  for (int nb = 0; nb < kDimBlocks; ++nb) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = g + 8 * (i / 2), dim = (2 * t + i % 2) * kVElems + nb;
+      warp_out[warp][row][dim] = out[nb][i];
+    }
+  }
+  __syncthreads();
+
+  // Merge the warps: M = max m_w, sum = Σ sum_w·2^(m_w − M), acc likewise.
+  const bool bad = !len_valid || bad_block != 0;
+  for (int idx = threadIdx.x; idx < heads * kHeadDim; idx += kThreads) {
+    const int h = idx / kHeadDim, d = idx % kHeadDim;
+    float merged_max = -INFINITY;
+#pragma unroll
+    for (int wi = 0; wi < kWarps; ++wi) merged_max = fmaxf(merged_max, warp_max[wi][h]);
+    float sum = 0.0f, total = 0.0f;
+#pragma unroll
+    for (int wi = 0; wi < kWarps; ++wi) {
+      const float factor = warp_max[wi][h] == -INFINITY ? 0.0f : exp2f(warp_max[wi][h] - merged_max);
+      sum += warp_sum[wi][h] * factor;
+      total += warp_out[wi][h][d] * factor;
+    }
+    const int head = first_head + h;
+    if (p.partitions == 1) {
+      const float value = bad ? NAN : sum > 0.0f ? total / sum : 0.0f;
+      static_cast<T*>(p.out)[seq * p.out_seq_stride + head * p.out_head_stride + d] =
+          FloatAccess<kDtype>::from_float(value);
+    } else {
+      const int64_t at = (seq * p.q_heads + head) * p.partitions + partition;
+      p.ws_acc[at * kHeadDim + d] = bad ? NAN : total;
+      if (d == 0) {
+        p.ws_stats[2 * at] = merged_max;
+        p.ws_stats[2 * at + 1] = bad ? NAN : sum;
+      }
+    }
+  }
+}
+
+}  // namespace qgemm::detail::attention
