@@ -7,7 +7,10 @@
 //
 // Each implementation runs as an engine would call it: with a workspace
 // (paged_attention_workspace_bytes for L), so long sequences are split
-// over several CTAs; "-unsplit" times the int8 cache without one. The
+// over several CTAs; "-unsplit" times the int8 cache without one, and
+// "-cuda-cores" / "-tensor-cores" force one of the two attention kernels
+// (detail::AttentionKernelOverride; where the dispatch picks the same one,
+// the record repeats it). The
 // caches are rotated across copies so the working set exceeds L2.
 //
 // Per record: bytes = the cache's K and V (and their scales) read for the
@@ -27,6 +30,7 @@
 #include "bench_attention_shapes.h"
 #include "commands.h"
 #include "cuda_bench.h"
+#include "kvcache/cuda/kv_cache_cuda.h"
 #include "qgemm/kv_cache.h"
 
 namespace qgemm::tools {
@@ -38,6 +42,7 @@ struct CacheVariant {
   const char* impl;
   DType dtype;
   bool split;
+  detail::AttentionKernel kernel = detail::AttentionKernel::kAuto;
 };
 
 // Rotated copies of one cache dtype's pools.
@@ -60,7 +65,12 @@ void bench_attention_cuda(const Options& options, BenchReport& report) {
   const CacheVariant variants[] = {{"qgemm-bf16-cache", DType::kBFloat16, true},
                                    {"qgemm-int8-cache", DType::kInt8, true},
                                    {"qgemm-fp8-cache", DType::kFloat8E4M3, true},
-                                   {"qgemm-int8-cache-unsplit", DType::kInt8, false}};
+                                   {"qgemm-int8-cache-unsplit", DType::kInt8, false},
+                                   // Each cache on the kernel the dispatch does not pick for grouped
+                                   // heads (paged_attention_cuda.cu's rule), for the data behind it.
+                                   {"qgemm-bf16-cache-cuda-cores", DType::kBFloat16, true, detail::AttentionKernel::kCudaCores},
+                                   {"qgemm-int8-cache-cuda-cores", DType::kInt8, true, detail::AttentionKernel::kCudaCores},
+                                   {"qgemm-int8-cache-tensor-cores", DType::kInt8, true, detail::AttentionKernel::kTensorCores}};
 
   for (const auto& spec : options.get_shapes("shapes", default_attention_shapes())) {
     const AttentionShape s = attention_shape(spec);
@@ -135,6 +145,7 @@ void bench_attention_cuda(const Options& options, BenchReport& report) {
           if (var.split) ws = ws_v;
           paged_attention_decode(o_v, q_v, cache, t_v, l_v, softmax_scale, s.len, ws, stream);
         };
+        const detail::AttentionKernelOverride force(var.kernel);
         BenchRecord r = timed_record("paged_attention_decode", var.impl, shape, "cuda",
                                      cuda::time_cuda_device(call, stream, warmup, runs));
         const int64_t token_heads = s.seqs * s.len * s.kv_heads;
