@@ -21,6 +21,7 @@ from .fused import (add_rms_norm_quant, bias_gelu_quant, bias_gelu_quant_int32, 
 from .quant import dequantize, pack_int4, quantize, quantize_weight_int4, unpack_int4
 from .weight_only import (weight_only_mm, weight_only_prepack, weight_only_prepacked_shape,
                           weight_only_workspace_bytes, weight_only_dense_workspace_bytes)
+from .kv_cache import kv_cache_write, paged_attention_decode, paged_attention_workspace_bytes
 
 __version__: str = _qgemm.version()
 
@@ -63,6 +64,7 @@ __all__ = [
     "pack_int4", "unpack_int4", "rms_norm_quant", "add_rms_norm_quant", "layer_norm_quant", "layer_norm_quant_int32",
     "silu_and_mul_quant", "bias_gelu_quant", "bias_gelu_quant_int32", "weight_only_mm", "weight_only_prepack",
     "weight_only_workspace_bytes", "weight_only_dense_workspace_bytes", "weight_only_prepacked_shape",
+    "kv_cache_write", "paged_attention_decode", "paged_attention_workspace_bytes",
     "built_with_cuda", "cuda_archs", "cuda_device_count", "set_programmatic_dependent_launch",
     "programmatic_dependent_launch", "torch_ops_registered",
     "__version__",

@@ -221,10 +221,11 @@ def _register() -> None:
         tile_k = 128 if int4 else 64
         return w.new_empty(((w.shape[0] + 15) // 16, (k + tile_k - 1) // tile_k, 1024))
 
-    from . import _torch_fused_ops, _torch_quant_ops
+    from . import _torch_fused_ops, _torch_kv_cache_ops, _torch_quant_ops
 
     _torch_quant_ops.register(custom_op, Tensor, _run, _run_offline)
     _torch_fused_ops.register(custom_op, _run)
+    _torch_kv_cache_ops.register(custom_op, Tensor, _run)
 
 
 def _init() -> None:

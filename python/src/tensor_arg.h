@@ -46,5 +46,6 @@ void bind_quant(nb::module_& m);
 void bind_fused(nb::module_& m);
 void bind_weight_only(nb::module_& m);
 void bind_calibration(nb::module_& m);
+void bind_kv_cache(nb::module_& m);
 
 }  // namespace qgemm::python

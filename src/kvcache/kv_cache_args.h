@@ -59,18 +59,20 @@ struct PagedAttentionArgs {
   int64_t group_size() const { return q_heads / cache.kv_heads; }  // query heads per kv head
 };
 
-// The split of long sequences (flash-decoding): partitions of kPartitionTokens
-// tokens, each a CTA, combined by a second kernel through the workspace. The
-// CPU backend computes the same result unsplit.
-constexpr int64_t kPartitionTokens = 512;
-inline int64_t attention_partitions(int64_t max_seq_len) {
-  return max_seq_len <= kPartitionTokens ? 1 : (max_seq_len + kPartitionTokens - 1) / kPartitionTokens;
+// The split of long sequences (flash-decoding): partitions of at least
+// kMinPartitionTokens tokens, each a CTA, combined by a second kernel
+// through the workspace; the CUDA backend picks how many per call
+// (paged_attention_cuda.cu). The CPU backend computes the same result unsplit.
+constexpr int64_t kMinPartitionTokens = 256;
+inline int64_t max_attention_partitions(int64_t max_seq_len) {
+  return max_seq_len <= kMinPartitionTokens ? 1 : (max_seq_len + kMinPartitionTokens - 1) / kMinPartitionTokens;
 }
 // Per (sequence, query head, partition): the running max, the sum of
-// exp(logit − max) and the unnormalized head_dim outputs, all fp32.
+// exp(logit − max) and the unnormalized head_dim outputs, all fp32; room for
+// the most partitions.
 inline int64_t attention_workspace_bytes(int64_t num_seqs, int64_t q_heads, int64_t head_dim,
                                          int64_t max_seq_len) {
-  const int64_t parts = attention_partitions(max_seq_len);
+  const int64_t parts = max_attention_partitions(max_seq_len);
   return parts == 1 ? 0 : num_seqs * q_heads * parts * (head_dim + 2) * static_cast<int64_t>(sizeof(float));
 }
 

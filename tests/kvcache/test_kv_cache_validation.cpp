@@ -210,8 +210,9 @@ TEST(KvCacheValidation, AttentionArguments) {
 }
 
 TEST(KvCacheValidation, WorkspaceBytes) {
-  EXPECT_EQ(paged_attention_workspace_bytes(8, 32, 128, 512), 0) << "one partition: no split";
-  EXPECT_EQ(paged_attention_workspace_bytes(8, 32, 128, 513), 8 * 32 * 2 * (128 + 2) * 4);
+  EXPECT_EQ(paged_attention_workspace_bytes(8, 32, 128, 256), 0) << "one partition: no split";
+  EXPECT_EQ(paged_attention_workspace_bytes(8, 32, 128, 257), 8 * 32 * 2 * (128 + 2) * 4) << "up to 2 partitions";
+  EXPECT_EQ(paged_attention_workspace_bytes(2, 8, 64, 4096), 2 * 8 * 16 * (64 + 2) * 4) << "up to 16 partitions";
   expect_error([] { paged_attention_workspace_bytes(-1, 32, 128, 4096); }, ErrorKind::kValue, {"num_seqs=-1"});
 }
 

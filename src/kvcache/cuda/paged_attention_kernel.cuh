@@ -52,12 +52,14 @@ struct Params {
   const void* value;
   const float* key_scale;  // null: a 16-bit cache
   const float* value_scale;
-  int64_t num_blocks, block_size, kv_heads;
+  uint32_t num_blocks, block_size;  // num_blocks · block_size < 2^31 (paged_attention_cuda checks)
+  int64_t kv_heads;
   const int32_t* block_tables;
   int64_t table_stride, max_blocks;
   const int32_t* seq_lens;
   float scale_log2;  // softmax_scale · log2(e)
   int q_heads, group, head_chunks, partitions;
+  int64_t partition_tokens;  // the last partition also takes every token past partitions · partition_tokens
   float* ws_acc;  // [S, q_heads, partitions, head_dim] (partitions > 1)
   float* ws_stats;  // [S, q_heads, partitions, 2]: max (log2 units), sum
 };
@@ -81,6 +83,18 @@ struct CacheVector<CacheKind::kBFloat16> {
   using Raw = uint4;
   static constexpr bool kScaled = false;
 };
+
+// The pool slot of token j (< 2^31) of a sequence, or −1 when its block id
+// is outside [0, num_blocks): 32-bit arithmetic (a 64-bit division is a
+// subroutine of ~70 instructions), one table load.
+__device__ __forceinline__ int32_t token_slot(const int32_t* table, uint32_t j, uint32_t block_size,
+                                              uint32_t num_blocks) {
+  const uint32_t index = j / block_size;
+  const int32_t block = __ldg(table + index);
+  return static_cast<uint32_t>(block) >= num_blocks ? -1
+                                                     : static_cast<int32_t>(static_cast<uint32_t>(block) * block_size +
+                                                                            (j - index * block_size));
+}
 
 // Four int8 codes (one 32-bit word) to exact floats: the code's bits, sign
 // flipped, in the low mantissa of 2^23 (PRMT), minus 2^23 + 128 (FADD) —
@@ -192,6 +206,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
   constexpr int kLogitFloats = kTile * kChunk, kReduceFloats = kWarps * kTile * kHeadDim;
   __shared__ float shared[kLogitFloats > kReduceFloats ? kLogitFloats : kReduceFloats];
   __shared__ float running_max[kTile], running_sum[kTile], rescale[kTile];
+  __shared__ int32_t chunk_slots[kChunk];  // the chunk's token slots, −1 for a bad block id
   __shared__ int bad_block;
 
   wait_for_preceding_grids();
@@ -206,8 +221,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
 
   const int64_t len = p.seq_lens[seq];
   const bool len_valid = len >= 0 && len <= p.max_blocks * p.block_size;
-  const int64_t begin = static_cast<int64_t>(partition) * kPartitionTokens;
-  const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + kPartitionTokens, len);
+  const int64_t begin = static_cast<int64_t>(partition) * p.partition_tokens;
+  const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + p.partition_tokens, len);
   const int32_t* table = p.block_tables + seq * p.table_stride;
 
   if (threadIdx.x < kTile) {
@@ -228,17 +243,17 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
   float acc[kTile][kDimsPerLane] = {};
   __syncthreads();
 
-  // The slot's vector of this lane's dims for kv head `kv_head`, or −1 (a bad block id).
-  auto slot_of = [&](int64_t j) -> int64_t {
-    const int32_t block = table[j / p.block_size];
-    if (block < 0 || block >= p.num_blocks) return -1;
-    return static_cast<int64_t>(block) * p.block_size + j % p.block_size;
-  };
   const int64_t head_offset = static_cast<int64_t>(kv_head) * kHeadDim + sub * kDimsPerLane;
 
   for (int64_t chunk = begin; chunk < end; chunk += kChunk) {
     const int n = static_cast<int>(end - chunk < kChunk ? end - chunk : kChunk);
     float* logits = shared;
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      const int32_t slot = token_slot(table, static_cast<uint32_t>(chunk + i), p.block_size, p.num_blocks);
+      chunk_slots[i] = slot;
+      if (slot < 0) bad_block = 1;
+    }
+    __syncthreads();
 
     // Phase 1: logits[h][i] of the chunk's tokens i.
     // `base` is the same for the whole warp (the shuffles need every lane).
@@ -249,15 +264,13 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int i = base + u * kTokensPerStep + token_in_warp;
-        slots[u] = i < n ? slot_of(chunk + i) : -1;
+        slots[u] = i < n ? chunk_slots[i] : -1;
         raw[u] = Raw{};
         scale[u] = 1.0f;
         if (slots[u] >= 0) {
           const int64_t at = slots[u] * p.kv_heads * kHeadDim + head_offset;
           raw[u] = __ldg(reinterpret_cast<const Raw*>(static_cast<const char*>(p.key) + at * kElemBytes));
           if constexpr (Vec::kScaled) scale[u] = __ldg(p.key_scale + slots[u] * p.kv_heads + kv_head);
-        } else if (i < n) {
-          bad_block = 1;
         }
       }
 #pragma unroll
@@ -315,7 +328,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int i = base + u * kTokensPerStep + token_in_warp;
-        const int64_t slot = i < n ? slot_of(chunk + i) : -1;
+        const int64_t slot = i < n ? chunk_slots[i] : -1;
         raw[u] = Raw{};
         scale[u] = 0.0f;  // a token past the chunk (or a bad block) adds nothing
         if (slot >= 0) {

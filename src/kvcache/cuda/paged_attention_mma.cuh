@@ -160,8 +160,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
 
   const int64_t len = p.seq_lens[seq];
   const bool len_valid = len >= 0 && len <= p.max_blocks * p.block_size;
-  const int64_t begin = static_cast<int64_t>(partition) * kPartitionTokens;
-  const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + kPartitionTokens, len);
+  const int64_t begin = static_cast<int64_t>(partition) * p.partition_tokens;
+  const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + p.partition_tokens, len);
   const int32_t* table = p.block_tables + seq * p.table_stride;
 
   // Q's A fragments (rows g, g + 8: heads; rows past `heads` are zero).
@@ -190,44 +190,45 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
     }
   }
 
-  auto slot_of = [&](int64_t j) -> int64_t {
-    const int32_t block = table[j / p.block_size];
-    if (block < 0 || block >= p.num_blocks) return -1;
-    return static_cast<int64_t>(block) * p.block_size + j % p.block_size;
-  };
   const int64_t vector_stride = p.kv_heads * kHeadDim;  // elements between slots
   const int64_t head_base = static_cast<int64_t>(kv_head) * kHeadDim;
   const char* key_bytes = static_cast<const char*>(p.key);
   const char* value_bytes = static_cast<const char*>(p.value);
 
-  auto fetch = [&](int64_t group_begin, Fetch& f) {
+  // The slot of token group_begin + lane % 16 (−1: past the end or a bad
+  // block id): each token's table entry is read once per warp, one group
+  // ahead of its fetch, and handed to the lanes that load it by shuffles.
+  auto lane_slot = [&](int64_t group_begin) -> int32_t {
+    const int64_t j = group_begin + lane % kGroup;
+    if (j >= end) return -1;
+    const int32_t slot = token_slot(table, static_cast<uint32_t>(j), p.block_size, p.num_blocks);
+    if (slot < 0) bad_block = 1;
+    return slot;
+  };
+  auto fetch = [&](int32_t slots_of_group, Fetch& f) {
 #pragma unroll
     for (int b = 0; b < 2; ++b) {
-      const int64_t j = group_begin + g + 8 * b;
-      const int64_t slot = j < end ? slot_of(j) : -1;
+      const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, g + 8 * b);
       if (slot >= 0) {
         f.k[b].load(key_bytes + (slot * vector_stride + head_base + t * kKElems) * kElemBytes);
       } else {
         f.k[b].zero();
-        if (j < end) bad_block = 1;
       }
     }
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      const int64_t j = group_begin + 2 * t + (c % 2) + 8 * (c / 2);
-      const int64_t slot = j < end ? slot_of(j) : -1;
+      const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, 2 * t + (c % 2) + 8 * (c / 2));
       f.valid[c] = slot >= 0;
       f.k_scale[c] = 1.0f;
       f.v_scale[c] = 1.0f;
       if (slot >= 0) {
         f.v[c].load(value_bytes + (slot * vector_stride + head_base + g * kVElems) * kElemBytes);
         if constexpr (Vec::kScaled) {
-          f.k_scale[c] = __ldg(p.key_scale + slot * p.kv_heads + kv_head);
-          f.v_scale[c] = __ldg(p.value_scale + slot * p.kv_heads + kv_head);
+          f.k_scale[c] = __ldg(p.key_scale + static_cast<int64_t>(slot) * p.kv_heads + kv_head);
+          f.v_scale[c] = __ldg(p.value_scale + static_cast<int64_t>(slot) * p.kv_heads + kv_head);
         }
       } else {
         f.v[c].zero();
-        if (j < end) bad_block = 1;
       }
     }
   };
@@ -240,11 +241,14 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
   const int64_t first_group = begin + static_cast<int64_t>(warp) * kGroup;
   constexpr int64_t kGroupStride = static_cast<int64_t>(kWarps) * kGroup;
   __syncthreads();  // bad_block's reset before any fetch can set it
+  // Group i's data is loaded during group i − 1, its slots during group i − 2.
   Fetch current;
-  if (first_group < end) fetch(first_group, current);
+  if (first_group < end) fetch(lane_slot(first_group), current);
+  int32_t next_slots = lane_slot(first_group + kGroupStride);
   for (int64_t group_begin = first_group; group_begin < end; group_begin += kGroupStride) {
     Fetch next;
-    if (group_begin + kGroupStride < end) fetch(group_begin + kGroupStride, next);
+    if (group_begin + kGroupStride < end) fetch(next_slots, next);
+    next_slots = lane_slot(group_begin + 2 * kGroupStride);
 
     // S = Q·Kᵀ for n-blocks b = 0 (tokens 0…7) and 1 (8…15).
     float s[2][4];
