@@ -1,7 +1,7 @@
 """Benchmarks of the qgemm ops through the Python binding next to their
 PyTorch peers, in one process on one GPU:
 
-    python -m qgemm.bench gemm|quant|fused [--json FILE] [--runs 100] [--no-compile]
+    python -m qgemm.bench gemm|quant|fused|attention [--json FILE] [--runs 100] [--no-compile]
                                            [--timing graph|events] [--ops NAME,...]
                                            [--shapes AxB[xC],...]
 
@@ -280,6 +280,50 @@ def fused_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
             yield case
 
 
+# ---- attention ------------------------------------------------------------------
+
+# (S sequences, L tokens each) with Llama-3-8B's heads: 32 query over 8 kv, head_dim 128.
+ATTENTION_SHAPES = [(1, 4096), (8, 8192), (32, 1024), (32, 4096), (128, 1024)]
+
+
+def attention_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
+    """Decode attention (one query token per sequence) over S × L cached
+    tokens: qgemm's paged int8 and bf16 caches (blocks of 16 in a shuffled
+    order, with the split workspace) against PyTorch's
+    scaled_dot_product_attention on a contiguous bf16 cache [S, kv_heads, L,
+    128] (enable_gqa), what an engine without a paged kernel would call."""
+    F = torch.nn.functional
+    q_heads, kv_heads, d, block = 32, 8, 128, 16
+    for s, length in ATTENTION_SHAPES:
+        blocks = s * (length // block)
+        table = torch.randperm(blocks, device="cuda", dtype=torch.int32).view(s, length // block)
+        lens = torch.full((s,), length, device="cuda", dtype=torch.int32)
+        ws = torch.empty(qgemm.paged_attention_workspace_bytes(s, q_heads, d, length), dtype=torch.uint8,
+                         device="cuda")
+        kv_bytes16 = 2 * s * length * kv_heads * d * 2
+        sets = rotation_count(torch, kv_bytes16)
+        queries = [torch.randn(s, q_heads, d, device="cuda").bfloat16() for _ in range(sets)]
+        outs = [torch.empty_like(q) for q in queries]
+        caches16 = [(torch.randn(blocks, block, kv_heads, d, device="cuda").bfloat16(),
+                     torch.randn(blocks, block, kv_heads, d, device="cuda").bfloat16()) for _ in range(sets)]
+        caches8 = [(torch.randint(-128, 128, (blocks, block, kv_heads, d), device="cuda", dtype=torch.int8),
+                    torch.randint(-128, 128, (blocks, block, kv_heads, d), device="cuda", dtype=torch.int8),
+                    torch.rand(blocks, block, kv_heads, device="cuda") * 0.01 + 0.005,
+                    torch.rand(blocks, block, kv_heads, device="cuda") * 0.01 + 0.005) for _ in range(sets)]
+        dense = [(torch.randn(s, kv_heads, length, d, device="cuda").bfloat16(),
+                  torch.randn(s, kv_heads, length, d, device="cuda").bfloat16()) for _ in range(sets)]
+        case = Case("attention", "paged_attention_decode", {"S": s, "L": length}, 4.0 * s * length * q_heads * d,
+                    kv_bytes16, sets)
+        case.peers["qgemm int8 cache"] = lambda i, q=queries, o=outs, c=caches8: qgemm.paged_attention_decode(
+            q[i], c[i][0], c[i][1], table, lens, key_scale=c[i][2], value_scale=c[i][3], max_seq_len=length,
+            out=o[i], workspace=ws)
+        case.peers["qgemm bf16 cache"] = lambda i, q=queries, o=outs, c=caches16: qgemm.paged_attention_decode(
+            q[i], c[i][0], c[i][1], table, lens, max_seq_len=length, out=o[i], workspace=ws)
+        case.peers["torch sdpa bf16"] = lambda i, q=queries, kv=dense: F.scaled_dot_product_attention(
+            q[i].view(s, q_heads, 1, d), kv[i][0], kv[i][1], enable_gqa=True)
+        yield case
+
+
 def with_pdl_off_peer(peers: Dict[str, Peer]) -> Dict[str, Peer]:
     """peers with "qgemm, PDL off" after "qgemm": the same call launched without programmatic
     dependent launch (so a captured graph has ordinary edges between the qgemm kernels)."""
@@ -300,7 +344,7 @@ def with_pdl_off_peer(peers: Dict[str, Peer]) -> Dict[str, Peer]:
 
 
 FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases, "quant": quant_cases,
-                                                              "fused": fused_cases}
+                                                              "fused": fused_cases, "attention": attention_cases}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

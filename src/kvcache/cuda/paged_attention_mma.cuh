@@ -48,10 +48,13 @@ namespace qgemm::detail::attention {
 constexpr int kMmaRows = 16;  // query heads per CTA
 
 // The words a lane holds of one token's vector: kElems contiguous elements.
+// int8 codes are kept biased (code + 128 in each byte, XOR 0x80 once per
+// word at the load), the form their conversion reads.
 template <CacheKind kKind, int kElems>
 struct LaneVector {
   static constexpr int kBytes = kElems * (kKind == CacheKind::kInt8 || kKind == CacheKind::kFp8 ? 1 : 2);
   static constexpr int kWords = kBytes / 4;
+  static constexpr uint32_t kZeroWord = kKind == CacheKind::kInt8 ? 0x80808080u : 0u;  // four zeros
   uint32_t w[kWords];
 
   __device__ __forceinline__ void load(const void* src) {
@@ -67,14 +70,19 @@ struct LaneVector {
       w[0] = v.x, w[1] = v.y;
     }
   }
-  __device__ __forceinline__ void zero() {
+  // After load: the int8 bias, and zeros where the token is not attended
+  // (its loaded vector, from a stand-in slot, may hold anything).
+  __device__ __forceinline__ void finish(bool keep) {
 #pragma unroll
-    for (int i = 0; i < kWords; ++i) w[i] = 0;
+    for (int i = 0; i < kWords; ++i) {
+      if constexpr (kKind == CacheKind::kInt8) w[i] ^= 0x80808080u;
+      w[i] = keep ? w[i] : kZeroWord;
+    }
   }
   // Element i as a float (exact).
   __device__ __forceinline__ float element(int i) const {
     if constexpr (kKind == CacheKind::kInt8) {
-      return __uint_as_float(__byte_perm(w[i / 4] ^ 0x80808080u, 0x4B000000u, 0x7540 + i % 4)) - 8388736.0f;
+      return __uint_as_float(__byte_perm(w[i / 4], 0x4B000000u, 0x7540 + i % 4)) - 8388736.0f;
     } else if constexpr (kKind == CacheKind::kFp8) {
       const auto code = static_cast<__nv_fp8_storage_t>(w[i / 4] >> (8 * (i % 4)));
       return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
@@ -131,8 +139,9 @@ struct GroupFetch {
   bool valid[4];                        // those tokens are before the end
 };
 
-template <CacheKind kKind, DType kDtype, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p) {
+// kMinCtasPerSm: __launch_bounds__'s second argument (register budget).
+template <CacheKind kKind, DType kDtype, int kHeadDim, int kMinCtasPerSm = 1>
+__global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_kernel(Params p) {
   using Vec = CacheVector<kKind>;
   using T = typename FloatAccess<kDtype>::Storage;
   using Fetch = GroupFetch<kKind, kHeadDim>;
@@ -190,10 +199,12 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
     }
   }
 
-  const int64_t vector_stride = p.kv_heads * kHeadDim;  // elements between slots
+  // This lane's part of slot 0's vectors; slot s's is s · slot_bytes further.
+  const int32_t slot_bytes = static_cast<int32_t>(p.kv_heads * kHeadDim * kElemBytes);
   const int64_t head_base = static_cast<int64_t>(kv_head) * kHeadDim;
-  const char* key_bytes = static_cast<const char*>(p.key);
-  const char* value_bytes = static_cast<const char*>(p.value);
+  const char* key_lane = static_cast<const char*>(p.key) + (head_base + t * kKElems) * kElemBytes;
+  const char* value_lane = static_cast<const char*>(p.value) + (head_base + g * kVElems) * kElemBytes;
+  const int32_t kv_heads = static_cast<int32_t>(p.kv_heads);
 
   // The slot of token group_begin + lane % 16 (−1: past the end or a bad
   // block id): each token's table entry is read once per warp, one group
@@ -205,30 +216,43 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
     if (slot < 0) bad_block = 1;
     return slot;
   };
+  // Without branches: a token not attended loads slot 0 (any slot is
+  // memory of the pool) and its values are replaced after the load — its
+  // logit by −inf, its values and scales by zeros.
   auto fetch = [&](int32_t slots_of_group, Fetch& f) {
 #pragma unroll
     for (int b = 0; b < 2; ++b) {
       const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, g + 8 * b);
-      if (slot >= 0) {
-        f.k[b].load(key_bytes + (slot * vector_stride + head_base + t * kKElems) * kElemBytes);
-      } else {
-        f.k[b].zero();
+      f.k[b].load(key_lane + static_cast<int64_t>(max(slot, 0)) * slot_bytes);
+    }
+    int32_t slots[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      slots[c] = __shfl_sync(0xffffffffu, slots_of_group, 2 * t + (c % 2) + 8 * (c / 2));
+      const int32_t safe = max(slots[c], 0);
+      f.v[c].load(value_lane + static_cast<int64_t>(safe) * slot_bytes);
+      if constexpr (Vec::kScaled) {
+        f.k_scale[c] = __ldg(p.key_scale + safe * kv_heads + kv_head);
+        f.v_scale[c] = __ldg(p.value_scale + safe * kv_heads + kv_head);
       }
     }
 #pragma unroll
+    for (int c = 0; c < 4; ++c) f.valid[c] = slots[c] >= 0;
+  };
+  // When the group's turn comes (not at the fetch, which would wait for the
+  // loads): the int8 bias, zeros for the tokens not attended.
+  auto prepare = [&](Fetch& f) {
+#pragma unroll
+    for (int b = 0; b < 2; ++b) f.k[b].finish(true);  // their logits are masked instead
+#pragma unroll
     for (int c = 0; c < 4; ++c) {
-      const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, 2 * t + (c % 2) + 8 * (c / 2));
-      f.valid[c] = slot >= 0;
-      f.k_scale[c] = 1.0f;
-      f.v_scale[c] = 1.0f;
-      if (slot >= 0) {
-        f.v[c].load(value_bytes + (slot * vector_stride + head_base + g * kVElems) * kElemBytes);
-        if constexpr (Vec::kScaled) {
-          f.k_scale[c] = __ldg(p.key_scale + static_cast<int64_t>(slot) * p.kv_heads + kv_head);
-          f.v_scale[c] = __ldg(p.value_scale + static_cast<int64_t>(slot) * p.kv_heads + kv_head);
-        }
+      f.v[c].finish(f.valid[c]);
+      if constexpr (Vec::kScaled) {
+        f.k_scale[c] = f.valid[c] ? f.k_scale[c] : 0.0f;
+        f.v_scale[c] = f.valid[c] ? f.v_scale[c] : 0.0f;
       } else {
-        f.v[c].zero();
+        f.k_scale[c] = 1.0f;
+        f.v_scale[c] = f.valid[c] ? 1.0f : 0.0f;
       }
     }
   };
@@ -249,6 +273,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_mma_kernel(Params p)
     Fetch next;
     if (group_begin + kGroupStride < end) fetch(next_slots, next);
     next_slots = lane_slot(group_begin + 2 * kGroupStride);
+    prepare(current);
 
     // S = Q·Kᵀ for n-blocks b = 0 (tokens 0…7) and 1 (8…15).
     float s[2][4];
