@@ -20,6 +20,8 @@ using detail::check_rank;
 using detail::fail;
 using detail::shape_string;
 
+constexpr int64_t kMaxSlots = int64_t{1} << 31;
+
 std::string expected_shape(const char* name, const TensorView& t, const std::string& shape) {
   return std::string(name) + ": expected shape " + shape + ", got " + shape_string(t);
 }
@@ -54,6 +56,10 @@ detail::KvCacheLayout validate_cache(const PagedKvCache& cache, Device device, c
   if (layout.num_blocks < 1 || layout.block_size < 1 || layout.kv_heads < 1 || layout.head_dim < 1) {
     fail(ErrorKind::kValue, "cache.key: expected [num_blocks, block_size, kv_heads, head_dim] all >= 1, got " +
                                 shape_string(cache.key));
+  }
+  if (layout.slots() >= kMaxSlots) {  // slots are indexed in 32 bits (kv_cache_math.h)
+    fail(ErrorKind::kValue, "cache.key: expected fewer than 2^31 slots (num_blocks · block_size), got " +
+                                std::to_string(layout.slots()));
   }
   const std::pair<const TensorView*, const char*> pools[] = {{&cache.key, "cache.key"}, {&cache.value, "cache.value"}};
   for (const auto& [view, name] : pools) {
@@ -247,6 +253,10 @@ void paged_attention_decode(const TensorView& out, const TensorView& query, cons
     fail(ErrorKind::kValue, "softmax_scale: expected a finite value, got " + std::to_string(softmax_scale));
   }
   const int64_t capacity = block_tables.size(1) * args.cache.block_size;
+  if (capacity >= kMaxSlots) {  // token indices are 32-bit (kv_cache_math.h)
+    fail(ErrorKind::kValue, "block_tables: expected max_blocks · block_size below 2^31 tokens, got " +
+                                std::to_string(capacity));
+  }
   if (max_seq_len < 0) {
     fail(ErrorKind::kValue, "max_seq_len: expected >= 0 (0: the block table's capacity), got " +
                                 std::to_string(max_seq_len));

@@ -13,10 +13,15 @@
 namespace qgemm::detail::kv {
 
 // The pool slot of token j of a sequence, or −1 when its block id is outside
-// [0, num_blocks).
-QGEMM_HD int64_t token_slot(const int32_t* table_row, int64_t j, int64_t block_size, int64_t num_blocks) {
-  const int32_t block = table_row[j / block_size];
-  return block < 0 || block >= num_blocks ? -1 : static_cast<int64_t>(block) * block_size + j % block_size;
+// [0, num_blocks). 32-bit arithmetic (validation keeps the pool's slots and
+// a sequence's tokens below 2^31; on the GPU a 64-bit division is a
+// subroutine of ~70 instructions).
+QGEMM_HD int32_t token_slot(const int32_t* table_row, uint32_t j, uint32_t block_size, uint32_t num_blocks) {
+  const uint32_t index = j / block_size;
+  const int32_t block = table_row[index];
+  return static_cast<uint32_t>(block) >= num_blocks
+             ? -1
+             : static_cast<int32_t>(static_cast<uint32_t>(block) * block_size + (j - index * block_size));
 }
 
 // qmax of a quantized cache dtype: 127 (int8) or 448 (fp8 e4m3).

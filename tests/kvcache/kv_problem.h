@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/numeric.h"
@@ -48,6 +49,13 @@ struct KvProblem {
   size_t scale_elems() const { return static_cast<size_t>(num_blocks * shape.block_size * shape.kv_heads); }
   bool quantized() const { return shape.cache_dtype == DType::kInt8 || shape.cache_dtype == DType::kFloat8E4M3; }
 };
+
+// "int8_bf16_d128_g4_b16": a readable, stable test name for a case.
+inline std::string case_name(DType cache_dtype, DType dtype, int64_t head_dim, int64_t group, int64_t block_size) {
+  auto name = [](DType d) { return std::string(d == DType::kFloat8E4M3 ? "fp8" : dtype_name(d)); };
+  return name(cache_dtype) + "_" + name(dtype) + "_d" + std::to_string(head_dim) + "_g" + std::to_string(group) + "_b" +
+         std::to_string(block_size);
+}
 
 inline uint16_t to_bits(float v, DType dtype) {
   return dtype == DType::kBFloat16 ? numeric::float_to_bf16_bits(v) : numeric::float_to_fp16_bits(v);

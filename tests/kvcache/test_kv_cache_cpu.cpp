@@ -74,7 +74,10 @@ INSTANTIATE_TEST_SUITE_P(CacheDtypes, KvCacheWriteCpu,
                                            std::tuple{DType::kInt8, DType::kFloat16},
                                            std::tuple{DType::kFloat8E4M3, DType::kBFloat16},
                                            std::tuple{DType::kBFloat16, DType::kBFloat16},
-                                           std::tuple{DType::kFloat16, DType::kFloat16}));
+                                           std::tuple{DType::kFloat16, DType::kFloat16}),
+                         [](const ::testing::TestParamInfo<std::tuple<DType, DType>>& info) {
+                           return case_name(std::get<0>(info.param), std::get<1>(info.param), 64, 4, 8);
+                         });
 
 TEST(KvCacheWriteCpuEdges, SkipsPaddingAndOutOfPoolSlots) {
   auto rng = make_rng();
@@ -183,7 +186,11 @@ INSTANTIATE_TEST_SUITE_P(
                       AttentionCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 8, 16},
                       AttentionCase{DType::kFloat8E4M3, DType::kFloat16, 64, 2, 7},
                       AttentionCase{DType::kBFloat16, DType::kBFloat16, 128, 12, 16},
-                      AttentionCase{DType::kFloat16, DType::kFloat16, 256, 1, 1}));
+                      AttentionCase{DType::kFloat16, DType::kFloat16, 256, 1, 1}),
+    [](const ::testing::TestParamInfo<AttentionCase>& info) {
+      const AttentionCase& c = info.param;
+      return case_name(c.cache_dtype, c.dtype, c.head_dim, c.group, c.block_size);
+    });
 
 TEST(PagedAttentionCpuEdges, BadSequencesGetNaNAndOnlyThey) {
   auto rng = make_rng();

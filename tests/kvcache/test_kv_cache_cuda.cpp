@@ -185,7 +185,11 @@ INSTANTIATE_TEST_SUITE_P(
                       CudaCase{DType::kInt8, DType::kFloat16, 128, 12, 7}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 8, 16},
                       CudaCase{DType::kFloat8E4M3, DType::kFloat16, 64, 1, 16}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 256, 4, 1},
                       CudaCase{DType::kBFloat16, DType::kBFloat16, 128, 8, 16}, CudaCase{DType::kBFloat16, DType::kBFloat16, 64, 1, 32},
-                      CudaCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, CudaCase{DType::kFloat16, DType::kFloat16, 128, 1, 5}));
+                      CudaCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, CudaCase{DType::kFloat16, DType::kFloat16, 128, 1, 5}),
+    [](const ::testing::TestParamInfo<CudaCase>& info) {
+      const CudaCase& c = info.param;
+      return case_name(c.cache_dtype, c.dtype, c.head_dim, c.group, c.block_size);
+    });
 
 class KvCacheCuda : public ::testing::Test {
  protected:

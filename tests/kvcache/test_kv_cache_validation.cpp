@@ -103,6 +103,12 @@ TEST(KvCacheValidation, CacheArguments) {
     expect_error([&] { c.write(); }, ErrorKind::kValue, {"cache.key", "cache.value"});
   }
   {
+    Call c;  // 2^31 slots: only the shape is read before the error
+    c.cache.key = TensorView(c.key.data(), DType::kInt8, {int64_t{1} << 27, 16, kKvHeads, kHeadDim});
+    c.cache.value = TensorView(c.value.data(), DType::kInt8, {int64_t{1} << 27, 16, kKvHeads, kHeadDim});
+    expect_error([&] { c.write(); }, ErrorKind::kValue, {"cache.key", "fewer than 2^31 slots"});
+  }
+  {
     Call c;
     c.cache.key = TensorView(static_cast<void*>(nullptr), DType::kInt8, {kBlocks, kBlockSize, kKvHeads, kHeadDim});
     expect_error([&] { c.write(); }, ErrorKind::kValue, {"cache.key", "null"});

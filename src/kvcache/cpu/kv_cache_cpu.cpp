@@ -84,7 +84,8 @@ void paged_attention_cpu(const PagedAttentionArgs& args) {
       bool valid = len >= 0 && len <= args.max_blocks * cache.block_size;
       std::vector<int64_t> slots(valid ? static_cast<size_t>(len) : 0);
       for (int64_t j = 0; valid && j < len; ++j) {
-        slots[j] = kv::token_slot(table, j, cache.block_size, cache.num_blocks);
+        slots[j] = kv::token_slot(table, static_cast<uint32_t>(j), static_cast<uint32_t>(cache.block_size),
+                                  static_cast<uint32_t>(cache.num_blocks));
         valid = slots[j] >= 0;
       }
       if (!valid || len == 0) {

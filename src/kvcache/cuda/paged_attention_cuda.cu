@@ -105,11 +105,6 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
     throw Error(ErrorKind::kValue, "query: S=" + std::to_string(args.num_seqs) + " sequences × " +
                                        std::to_string(cache.kv_heads) + " kv heads exceed the CUDA grid");
   }
-  if (cache.slots() >= (int64_t{1} << 31) || args.max_blocks * cache.block_size >= (int64_t{1} << 31)) {
-    throw Error(ErrorKind::kValue, "cache.key: the CUDA kernels index slots and tokens in 32 bits; got " +
-                                       std::to_string(cache.slots()) + " slots and room for " +
-                                       std::to_string(args.max_blocks * cache.block_size) + " tokens per sequence");
-  }
   CudaDeviceGuard guard(args.device);
   attention::Params params{};
   params.query = args.query;

@@ -32,6 +32,7 @@
 
 #include "core/cuda_launch.cuh"
 #include "kvcache/kv_cache_args.h"
+#include "kvcache/kv_cache_math.h"
 #include "quant/cuda/float_access.cuh"
 
 namespace qgemm::detail::attention {
@@ -83,18 +84,6 @@ struct CacheVector<CacheKind::kBFloat16> {
   using Raw = uint4;
   static constexpr bool kScaled = false;
 };
-
-// The pool slot of token j (< 2^31) of a sequence, or −1 when its block id
-// is outside [0, num_blocks): 32-bit arithmetic (a 64-bit division is a
-// subroutine of ~70 instructions), one table load.
-__device__ __forceinline__ int32_t token_slot(const int32_t* table, uint32_t j, uint32_t block_size,
-                                              uint32_t num_blocks) {
-  const uint32_t index = j / block_size;
-  const int32_t block = __ldg(table + index);
-  return static_cast<uint32_t>(block) >= num_blocks ? -1
-                                                     : static_cast<int32_t>(static_cast<uint32_t>(block) * block_size +
-                                                                            (j - index * block_size));
-}
 
 // Four int8 codes (one 32-bit word) to exact floats: the code's bits, sign
 // flipped, in the low mantissa of 2^23 (PRMT), minus 2^23 + 128 (FADD) —
@@ -249,7 +238,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
     const int n = static_cast<int>(end - chunk < kChunk ? end - chunk : kChunk);
     float* logits = shared;
     for (int i = threadIdx.x; i < n; i += kThreads) {
-      const int32_t slot = token_slot(table, static_cast<uint32_t>(chunk + i), p.block_size, p.num_blocks);
+      const int32_t slot = kv::token_slot(table, static_cast<uint32_t>(chunk + i), p.block_size, p.num_blocks);
       chunk_slots[i] = slot;
       if (slot < 0) bad_block = 1;
     }

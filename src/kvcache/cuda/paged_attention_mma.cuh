@@ -47,10 +47,11 @@ namespace qgemm::detail::attention {
 
 constexpr int kMmaRows = 16;  // query heads per CTA
 
-// The words a lane holds of one token's vector: kElems contiguous elements.
-// int8 codes are kept biased (code + 128 in each byte, XOR 0x80 once per
-// word at the load), the form their conversion reads.
-template <CacheKind kKind, int kElems>
+// The words a lane holds of one token's vector: kElems elements, in 16-byte
+// pieces kPieceStride bytes apart (16: contiguous). int8 codes are kept
+// biased (code + 128 in each byte, XOR 0x80 once per word), the form their
+// conversion reads.
+template <CacheKind kKind, int kElems, int kPieceStride = 16>
 struct LaneVector {
   static constexpr int kBytes = kElems * (kKind == CacheKind::kInt8 || kKind == CacheKind::kFp8 ? 1 : 2);
   static constexpr int kWords = kBytes / 4;
@@ -61,7 +62,7 @@ struct LaneVector {
     if constexpr (kBytes % 16 == 0) {
 #pragma unroll
       for (int i = 0; i < kBytes / 16; ++i) {
-        const uint4 v = __ldg(static_cast<const uint4*>(src) + i);
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(src) + i * kPieceStride));
         w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
       }
     } else {
@@ -109,9 +110,9 @@ struct LaneVector {
 };
 
 // Element i of two tokens' vectors as one operand register (a, b).
-template <bool kBf16, CacheKind kKind, int kElems>
-__device__ __forceinline__ uint32_t token_pair(const LaneVector<kKind, kElems>& a, const LaneVector<kKind, kElems>& b,
-                                               int i) {
+template <bool kBf16, CacheKind kKind, int kElems, int kStride>
+__device__ __forceinline__ uint32_t token_pair(const LaneVector<kKind, kElems, kStride>& a,
+                                               const LaneVector<kKind, kElems, kStride>& b, int i) {
   constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
   if constexpr (kSameDtype) {
     return __byte_perm(a.w[i / 2], b.w[i / 2], i % 2 == 0 ? 0x5410 : 0x7632);
@@ -130,10 +131,22 @@ __device__ __forceinline__ float2 unpack_half2(uint32_t r) {
   }
 }
 
+// Elements per 16-byte piece of a cache vector.
+template <CacheKind kKind>
+constexpr int kPieceElems = kKind == CacheKind::kInt8 || kKind == CacheKind::kFp8 ? 16 : 8;
+// The dim of element e of lane t's key chunk: its 16-byte pieces are pieces
+// t, t + 4, t + 8, … of the head vector, so that the four lanes of a token
+// read 64 contiguous bytes per load.
+template <CacheKind kKind>
+__device__ __forceinline__ int key_dim(int t, int e) {
+  constexpr int kPiece = kPieceElems<kKind>;
+  return (4 * (e / kPiece) + t) * kPiece + e % kPiece;
+}
+
 // What one lane loads for one group of 16 tokens.
 template <CacheKind kKind, int kHeadDim>
 struct GroupFetch {
-  LaneVector<kKind, kHeadDim / 4> k[2];  // tokens g, g + 8: dims t·D/4 …
+  LaneVector<kKind, kHeadDim / 4, 64> k[2];  // tokens g, g + 8: dims key_dim(t, ·)
   LaneVector<kKind, kHeadDim / 8> v[4];  // tokens 2t, 2t+1, 2t+8, 2t+9: dims g·D/8 …
   float k_scale[4], v_scale[4];         // of the tokens 2t, 2t+1, 2t+8, 2t+9
   bool valid[4];                        // those tokens are before the end
@@ -148,11 +161,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   constexpr bool kQkBf16 = kDtype == DType::kBFloat16;
   constexpr bool kPvBf16 = Vec::kScaled || kKind == CacheKind::kBFloat16;
   constexpr int kSteps = kHeadDim / 16, kDimBlocks = kHeadDim / 8;
-  constexpr int kKElems = kHeadDim / 4, kVElems = kHeadDim / 8;
+  constexpr int kVElems = kHeadDim / 8;
   constexpr int kElemBytes = Vec::kScaled ? 1 : 2;
   constexpr int kGroup = 16;
 
-  __shared__ float warp_out[kWarps][kMmaRows][kHeadDim];
+  // The warps' outputs, dims in the order n-block-major (slot nb·8 + n for
+  // dim n·D/8 + nb) and rows padded, so the lanes' stores do not collide on banks.
+  __shared__ float warp_out[kWarps][kMmaRows][kHeadDim + 8];
   __shared__ float warp_max[kWarps][kMmaRows], warp_sum[kWarps][kMmaRows];
   __shared__ int bad_block;
 
@@ -182,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
     for (int r = 0; r < 2; ++r) {
       row_valid[r] = g + 8 * r < heads;
       q_rows[r] = static_cast<const T*>(p.query) + seq * p.query_seq_stride +
-                  (first_head + (row_valid[r] ? g + 8 * r : 0)) * p.query_head_stride + t * kKElems;
+                  (first_head + (row_valid[r] ? g + 8 * r : 0)) * p.query_head_stride;
     }
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
@@ -190,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
       for (int half = 0; half < 2; ++half) {  // a0/a1: dims 4kk + 0, 1; a2/a3: 4kk + 2, 3
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const T* src = q_rows[r] + 4 * kk + 2 * half;
+          const T* src = q_rows[r] + key_dim<kKind>(t, 4 * kk + 2 * half);  // and the next dim
           qa[kk][2 * half + r] = row_valid[r] ? pack_half2<kQkBf16>(FloatAccess<kDtype>::load(src),
                                                                      FloatAccess<kDtype>::load(src + 1))
                                               : 0u;
@@ -202,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   // This lane's part of slot 0's vectors; slot s's is s · slot_bytes further.
   const int32_t slot_bytes = static_cast<int32_t>(p.kv_heads * kHeadDim * kElemBytes);
   const int64_t head_base = static_cast<int64_t>(kv_head) * kHeadDim;
-  const char* key_lane = static_cast<const char*>(p.key) + (head_base + t * kKElems) * kElemBytes;
+  const char* key_lane = static_cast<const char*>(p.key) + (head_base + t * kPieceElems<kKind>) * kElemBytes;
   const char* value_lane = static_cast<const char*>(p.value) + (head_base + g * kVElems) * kElemBytes;
   const int32_t kv_heads = static_cast<int32_t>(p.kv_heads);
 
@@ -212,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   auto lane_slot = [&](int64_t group_begin) -> int32_t {
     const int64_t j = group_begin + lane % kGroup;
     if (j >= end) return -1;
-    const int32_t slot = token_slot(table, static_cast<uint32_t>(j), p.block_size, p.num_blocks);
+    const int32_t slot = kv::token_slot(table, static_cast<uint32_t>(j), p.block_size, p.num_blocks);
     if (slot < 0) bad_block = 1;
     return slot;
   };
@@ -314,10 +329,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
       row_max[r] = new_max;
       row_sum[r] *= rescale[r];
     }
+    // Once the rows' maxima settle, most groups leave them as they are.
+    if (__any_sync(0xffffffffu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
 #pragma unroll
-    for (int nb = 0; nb < kDimBlocks; ++nb) {
-      out[nb][0] *= rescale[0], out[nb][1] *= rescale[0];
-      out[nb][2] *= rescale[1], out[nb][3] *= rescale[1];
+      for (int nb = 0; nb < kDimBlocks; ++nb) {
+        out[nb][0] *= rescale[0], out[nb][1] *= rescale[0];
+        out[nb][2] *= rescale[1], out[nb][3] *= rescale[1];
+      }
     }
     // P (weights p · s_v) as A fragments, hi and lo.
     float w[2][4];
@@ -368,8 +386,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   for (int nb = 0; nb < kDimBlocks; ++nb) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int row = g + 8 * (i / 2), dim = (2 * t + i % 2) * kVElems + nb;
-      warp_out[warp][row][dim] = out[nb][i];
+      const int row = g + 8 * (i / 2), slot = nb * 8 + 2 * t + i % 2;  // dim (2t + i % 2)·D/8 + nb
+      warp_out[warp][row][slot] = out[nb][i];
     }
   }
   __syncthreads();
@@ -377,7 +395,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   // Merge the warps: M = max m_w, sum = Σ sum_w·2^(m_w − M), acc likewise.
   const bool bad = !len_valid || bad_block != 0;
   for (int idx = threadIdx.x; idx < heads * kHeadDim; idx += kThreads) {
-    const int h = idx / kHeadDim, d = idx % kHeadDim;
+    const int h = idx / kHeadDim, d = idx % kHeadDim, slot = d % kVElems * 8 + d / kVElems;
     float merged_max = -INFINITY;
 #pragma unroll
     for (int wi = 0; wi < kWarps; ++wi) merged_max = fmaxf(merged_max, warp_max[wi][h]);
@@ -386,7 +404,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
     for (int wi = 0; wi < kWarps; ++wi) {
       const float factor = warp_max[wi][h] == -INFINITY ? 0.0f : exp2f(warp_max[wi][h] - merged_max);
       sum += warp_sum[wi][h] * factor;
-      total += warp_out[wi][h][d] * factor;
+      total += warp_out[wi][h][slot] * factor;
     }
     const int head = first_head + h;
     if (p.partitions == 1) {
