@@ -2,7 +2,9 @@
 // argument with the core/check.h vocabulary, build the backend-neutral args
 // (kv_cache_args.h), dispatch to the CPU or CUDA backend.
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/check.h"
 #include "kvcache/cpu/kv_cache_cpu.h"
