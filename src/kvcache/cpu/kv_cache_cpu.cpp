@@ -1,7 +1,8 @@
 // CPU twin of kv_cache_write and paged_attention_decode: the formulas of
-// qgemm/kv_cache.h evaluated one element at a time, in index order (the
-// dot products over head_dim, the sums over tokens). OpenMP threads take
-// tokens (write) or (sequence, kv head) pairs (attention).
+// qgemm/kv_cache.h in a fixed order: the dot products over head_dim in
+// dot_float's order (core/cpu_dot.h: 16 interleaved partial sums), the sums
+// over tokens in token order. OpenMP threads take tokens (write) or
+// (sequence, kv head) pairs (attention).
 #include "kvcache/cpu/kv_cache_cpu.h"
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/cpu_dot.h"
 #include "gemm/cpu/output_store.h"
 #include "kvcache/kv_cache_math.h"
 
@@ -62,11 +64,31 @@ void paged_attention_cpu(const PagedAttentionArgs& args) {
   const int64_t d_count = cache.head_dim, group = args.group_size();
   const bool fp8 = cache.dtype == DType::kFloat8E4M3;
   const size_t elem = dtype_size(args.dtype);
-  // The key or value vector of (slot, kv head) before its scale, as floats, and its scale.
+  // The key or value vector of (slot, kv head) before its scale, as floats
+  // (exact), one tight loop per cache dtype.
   auto widen = [&](const void* pool, int64_t at, float* dst) {
-    for (int64_t d = 0; d < d_count; ++d) {
-      dst[d] = cache.quantized() ? kv::code_value(static_cast<const uint8_t*>(pool)[at * d_count + d], fp8)
-                                 : load_float(pool, at * d_count + d, cache.dtype);
+    const int64_t first = at * d_count;
+    switch (cache.dtype) {
+      case DType::kInt8: {
+        const int8_t* src = static_cast<const int8_t*>(pool) + first;
+        for (int64_t d = 0; d < d_count; ++d) dst[d] = static_cast<float>(src[d]);
+        break;
+      }
+      case DType::kFloat8E4M3: {
+        const uint8_t* src = static_cast<const uint8_t*>(pool) + first;
+        for (int64_t d = 0; d < d_count; ++d) dst[d] = kv::code_value(src[d], fp8);
+        break;
+      }
+      case DType::kBFloat16: {
+        const uint16_t* src = static_cast<const uint16_t*>(pool) + first;
+        for (int64_t d = 0; d < d_count; ++d) dst[d] = numeric::bf16_bits_to_float(src[d]);
+        break;
+      }
+      default: {
+        const uint16_t* src = static_cast<const uint16_t*>(pool) + first;
+        for (int64_t d = 0; d < d_count; ++d) dst[d] = numeric::fp16_bits_to_float(src[d]);
+        break;
+      }
     }
   };
   auto scale = [&](const float* scales, int64_t at) { return cache.quantized() ? scales[at] : 1.0f; };
@@ -108,8 +130,7 @@ void paged_attention_cpu(const PagedAttentionArgs& args) {
         const int64_t at = slots[j] * cache.kv_heads + g;
         widen(cache.key, at, vec.data());
         for (int64_t i = 0; i < group; ++i) {
-          float dot = 0.0f;
-          for (int64_t d = 0; d < d_count; ++d) dot += q[i * d_count + d] * vec[d];
+          const float dot = dot_float(&q[i * d_count], vec.data(), d_count);
           const float logit = args.softmax_scale * (dot * scale(cache.key_scale, at));
           logits[i * len + j] = logit;
           max_logit[i] = std::fmax(max_logit[i], logit);
