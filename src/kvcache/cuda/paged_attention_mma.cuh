@@ -11,16 +11,17 @@
 //
 //   S = Q·Kᵀ   two m16n8k16 n-blocks of 8 tokens, head_dim / 16 k-steps. The
 //              dot product does not care in which order it sums the dims,
-//              so k-step kk's operand slots 2t, 2t+1, 2t+8, 2t+9 are the
-//              dims t·(D/4) + 4kk + 0…3: each lane loads the D/4 contiguous
-//              elements at t·(D/4) of one token (g, and g + 8), and Q's A
-//              fragments are built with the same map.
+//              so k-step kk's operand slots 2t, 2t+1, 2t+8, 2t+9 are
+//              elements 4kk + 0…3 of lane t's chunk of the token (g, and
+//              g + 8): D/4 elements in 16-byte pieces t, t + 4, … of the
+//              head vector (key_dim), so the token's four lanes read 64
+//              contiguous bytes per load. Q's A fragments use the same map.
 //   softmax    online, per row (head), in log2 units; logits of tokens past
 //              the partition's end are −inf.
 //   O += P·V   P's A fragments are S's accumulators (the FlashAttention-2
 //              register reuse: c of n-blocks 0/1 = a of k 0…7 / 8…15), each
 //              weight w = p · s_v split as hi + lo in the operand dtype (two
-//              MMAs: w to about 2^-16, not the 2^-9 of one bf16). The output
+//              MMAs: w to about 2^-17, not the 2^-9 of one bf16). The output
 //              dims are n-blocks of 8; dim slot n of n-block nb is the dim
 //              n·(D/8) + nb, so each lane loads the D/8 contiguous elements
 //              at g·(D/8) of its four tokens 2t, 2t+1, 2t+8, 2t+9.
