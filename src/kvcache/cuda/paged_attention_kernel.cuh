@@ -4,7 +4,8 @@
 // A CTA of kWarps warps takes one sequence s, one kv head g, up to kTile of
 // the query heads that read g (grouped-query attention: the cache is read
 // once for all of them), and one partition of the sequence's tokens (all of
-// them without a split). Its tokens go by in chunks of kChunk:
+// them without a split). Its tokens go by in chunks of kChunk, each chunk's
+// slots first read once into shared memory (kv::token_slot):
 //
 //   phase 1  logits: lane l of a warp holds dims [8·(l % kLanes), +8) of
 //            token (l / kLanes) — kLanes = head_dim / 8 lanes per token, a
