@@ -67,6 +67,24 @@ constexpr int64_t kMinPartitionTokens = 256;
 inline int64_t max_attention_partitions(int64_t max_seq_len) {
   return max_seq_len <= kMinPartitionTokens ? 1 : (max_seq_len + kMinPartitionTokens - 1) / kMinPartitionTokens;
 }
+// How one call splits its sequences: `partitions` CTAs per (sequence, kv
+// head, head chunk), each partition_tokens tokens (a multiple of 16, the
+// tensor-core kernel's group), the last one also taking every token past
+// partitions · partition_tokens. About one wave of resident CTAs
+// (`ctas_unsplit` CTAs without a split, `resident_per_sm` per SM): the
+// nearest whole number of partitions to a wave's worth, between 1 and
+// max_attention_partitions, which the workspace is sized for.
+struct AttentionSplit {
+  int64_t partitions, partition_tokens;
+};
+inline AttentionSplit attention_split(int64_t ctas_unsplit, int resident_per_sm, int sms, int64_t max_seq_len) {
+  const int64_t wave = static_cast<int64_t>(resident_per_sm) * sms;
+  int64_t parts = (wave + ctas_unsplit / 2) / ctas_unsplit;
+  parts = parts < 1 ? 1 : parts > max_attention_partitions(max_seq_len) ? max_attention_partitions(max_seq_len) : parts;
+  const int64_t tokens = ((max_seq_len + parts - 1) / parts + 15) / 16 * 16;  // whole 16-token groups
+  return {(max_seq_len + tokens - 1) / tokens, tokens};
+}
+
 // Per (sequence, query head, partition): the running max, the sum of
 // exp(logit − max) and the unnormalized head_dim outputs, all fp32; room for
 // the most partitions.

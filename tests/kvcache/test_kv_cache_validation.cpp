@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/expect_error.h"
+#include "kvcache/kv_cache_args.h"
 #include "qgemm/kv_cache.h"
 
 namespace qgemm::test {
@@ -212,6 +213,34 @@ TEST(KvCacheValidation, AttentionArguments) {
     Call c;
     c.o = c.q;
     expect_error([&] { c.attend(); }, ErrorKind::kValue, {"out", "query"});
+  }
+}
+
+// The split rule of the CUDA backend (kv_cache_args.h): about one wave of
+// resident CTAs, whole 16-token groups, never more partitions than the
+// workspace has room for, and every token in some partition.
+TEST(KvCacheSplit, AboutOneWaveInWholeGroups) {
+  using detail::attention_split;
+  // 32 sequences × 8 kv heads: 256 CTAs, a wave of 2 × 132: unsplit.
+  EXPECT_EQ(attention_split(256, 2, 132, 4096).partitions, 1);
+  EXPECT_EQ(attention_split(256, 2, 132, 4096).partition_tokens, 4096);
+  // 1 sequence: 8 CTAs want 33 partitions; 4096 tokens have room for 16 of 256.
+  EXPECT_EQ(attention_split(8, 2, 132, 4096).partitions, 16);
+  EXPECT_EQ(attention_split(8, 2, 132, 4096).partition_tokens, 256);
+  // 64 CTAs → 4 partitions of 1000 / 4 = 250 → 256 tokens: 4 partitions.
+  EXPECT_EQ(attention_split(64, 2, 132, 1000).partitions, 4);
+  EXPECT_EQ(attention_split(64, 2, 132, 1000).partition_tokens, 256);
+  // Short sequences are never split.
+  EXPECT_EQ(attention_split(1, 2, 132, 256).partitions, 1);
+  for (int64_t ctas : {1, 7, 64, 100, 264, 1000}) {
+    for (int64_t len : {1, 16, 255, 257, 1000, 4096, 32768, 100000}) {
+      const auto split = attention_split(ctas, 2, 132, len);
+      EXPECT_GE(split.partitions, 1);
+      EXPECT_LE(split.partitions, detail::max_attention_partitions(len)) << "room in the workspace";
+      EXPECT_EQ(split.partition_tokens % 16, 0);
+      EXPECT_GE(split.partitions * split.partition_tokens, len) << "every token in a partition";
+      EXPECT_LT((split.partitions - 1) * split.partition_tokens, len) << "no empty partition";
+    }
   }
 }
 

@@ -3,7 +3,6 @@
 // (paged_attention_kernel.cuh has the attention kernel itself).
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -48,11 +47,7 @@ std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 constexpr int kResidentTensorCoreCtas = 2;  // ~250 registers × 128 threads
 constexpr int kResidentTiledCtas = 2;       // CUDA cores, 8-head tile: ~190
 constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72
-int64_t partition_count(int64_t ctas_unsplit, int resident_per_sm, int sms, int64_t max_seq_len) {
-  const int64_t wave = static_cast<int64_t>(resident_per_sm) * sms;
-  const int64_t wanted = (wave + ctas_unsplit / 2) / ctas_unsplit;  // nearest whole number of waves' worth
-  return std::clamp<int64_t>(wanted, 1, max_attention_partitions(max_seq_len));
-}
+// (attention_split in kv_cache_args.h turns them into the partitions.)
 
 // out[s, h, :] = Σ_p acc_p · 2^(m_p − M) / Σ_p sum_p · 2^(m_p − M), M = max_p m_p.
 // One block of head_dim threads per (sequence, query head).
@@ -96,10 +91,10 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   const int resident = tensor_cores ? kResidentTensorCoreCtas : tile == 1 ? kResidentSingleHeadCtas : kResidentTiledCtas;
   int64_t partitions = 1, partition_tokens = args.max_seq_len;
   if (args.workspace != nullptr) {
-    partitions = partition_count(ctas, resident, cuda_device_info(args.device.index).sm_count, args.max_seq_len);
-    partition_tokens = (args.max_seq_len + partitions - 1) / partitions;
-    partition_tokens = (partition_tokens + 15) / 16 * 16;  // whole 16-token groups
-    partitions = (args.max_seq_len + partition_tokens - 1) / partition_tokens;
+    const AttentionSplit split =
+        attention_split(ctas, resident, cuda_device_info(args.device.index).sm_count, args.max_seq_len);
+    partitions = split.partitions;
+    partition_tokens = split.partition_tokens;
   }
   if (ctas > std::numeric_limits<int32_t>::max() || partitions > 65535) {
     throw Error(ErrorKind::kValue, "query: S=" + std::to_string(args.num_seqs) + " sequences × " +
