@@ -34,6 +34,13 @@ void check_tensor(const TensorView& t, const char* name, Device device, const ch
   detail::check_element_aligned(t, name);
 }
 
+void check_contiguous(const TensorView& t, const char* name) {
+  if (!t.is_contiguous()) {
+    fail(ErrorKind::kValue, std::string(name) + ": expected a contiguous tensor, got strides " +
+                                detail::strides_string(t));
+  }
+}
+
 // The cache pool: key / value [num_blocks, block_size, kv_heads, head_dim]
 // contiguous, 16-byte aligned (the CUDA kernels read 16-byte vectors of a
 // head), scales fp32 [num_blocks, block_size, kv_heads] exactly when the
@@ -66,10 +73,7 @@ detail::KvCacheLayout validate_cache(const PagedKvCache& cache, Device device, c
   const std::pair<const TensorView*, const char*> pools[] = {{&cache.key, "cache.key"}, {&cache.value, "cache.value"}};
   for (const auto& [view, name] : pools) {
     check_tensor(*view, name, device, device_owner);
-    if (!view->is_contiguous()) {
-      fail(ErrorKind::kValue, std::string(name) + ": expected a contiguous tensor, got strides " +
-                                  detail::strides_string(*view));
-    }
+    check_contiguous(*view, name);
     if (device.is_cuda() && reinterpret_cast<uintptr_t>(view->data()) % 16 != 0) {
       fail(ErrorKind::kValue, std::string(name) + ": the CUDA kernels need a 16-byte aligned data pointer");
     }
@@ -100,10 +104,7 @@ detail::KvCacheLayout validate_cache(const PagedKvCache& cache, Device device, c
       fail(ErrorKind::kValue, expected_shape(name, s, scale_shape));
     }
     check_tensor(s, name, device, device_owner);
-    if (!s.is_contiguous()) {
-      fail(ErrorKind::kValue, std::string(name) + ": expected a contiguous tensor, got strides " +
-                                  detail::strides_string(s));
-    }
+    check_contiguous(s, name);
   }
   if (layout.quantized()) {
     layout.key_scale = cache.key_scale->data_as<float>();
@@ -279,7 +280,6 @@ void paged_attention_decode(const TensorView& out, const TensorView& query, cons
                             {{&out, "out"}, {&query, "query"}, {&cache.key, "cache.key"}, {&cache.value, "cache.value"},
                              {&block_tables, "block_tables"}, {&seq_lens, "seq_lens"}});
     args.workspace = workspace->size(0) > 0 ? workspace->data() : nullptr;
-    args.workspace_bytes = workspace->size(0);
   }
 
   args.dtype = query.dtype();

@@ -51,8 +51,7 @@ struct PagedAttentionArgs {
   const int32_t* seq_lens = nullptr;
   float softmax_scale = 1.0f;
   int64_t max_seq_len = 0;  // host bound on seq_lens, >= 1 (the table's capacity when not given)
-  void* workspace = nullptr;  // null: no split
-  int64_t workspace_bytes = 0;
+  void* workspace = nullptr;  // null: no split (validated to hold attention_workspace_bytes)
   Device device{};
   Stream stream = nullptr;
 
