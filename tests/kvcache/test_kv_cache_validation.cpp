@@ -142,6 +142,21 @@ TEST(KvCacheValidation, WriteArguments) {
     expect_error([&] { c.write(); }, ErrorKind::kValue, {"key", "stride(2) == 1"});
   }
   {
+    Call c;  // a negative token stride
+    c.k = TensorView::strided(c.new_keys.data() + (kTokens - 1) * kKvHeads * kHeadDim, DType::kBFloat16,
+                              {kTokens, kKvHeads, kHeadDim}, {-kKvHeads * kHeadDim, kHeadDim, 1});
+    expect_error([&] { c.write(); }, ErrorKind::kValue, {"key", "non-negative strides"});
+  }
+  {
+    Call c;  // a 16-bit cache in another dtype than the keys
+    std::vector<uint16_t> k16(c.key.size()), v16(c.key.size());
+    c.cache.key = TensorView(k16.data(), DType::kFloat16, {kBlocks, kBlockSize, kKvHeads, kHeadDim});
+    c.cache.value = TensorView(v16.data(), DType::kFloat16, {kBlocks, kBlockSize, kKvHeads, kHeadDim});
+    c.cache.key_scale.reset();
+    c.cache.value_scale.reset();
+    expect_error([&] { c.write(); }, ErrorKind::kType, {"cache.key", "the keys' dtype bf16", "fp16"});
+  }
+  {
     Call c;
     c.slot_mapping = TensorView(c.slots.data(), DType::kInt32, {kTokens - 1});
     expect_error([&] { c.write(); }, ErrorKind::kValue, {"slot_mapping", "[T=5]"});
@@ -189,6 +204,12 @@ TEST(KvCacheValidation, AttentionArguments) {
     Call c;
     c.block_tables = TensorView(c.tables.data(), DType::kInt32, {kSeqs - 1, 2});
     expect_error([&] { c.attend(); }, ErrorKind::kValue, {"block_tables", "S=3"});
+  }
+  {
+    Call c;  // room for 2^31 tokens per sequence: only the shape is read before the error
+    c.block_tables = TensorView::strided(c.tables.data(), DType::kInt32, {kSeqs, int64_t{1} << 27},
+                                         {int64_t{1} << 27, 1});
+    expect_error([&] { c.attend(); }, ErrorKind::kValue, {"block_tables", "below 2^31 tokens"});
   }
   {
     Call c;
