@@ -1,7 +1,8 @@
 // wonly_device.cuh — device building blocks of the weight-only kernels:
 // register dequantization of int4 / int8 words into packed bf16x2 / f16x2
 // pairs with the paired 16-bit FMA (ŵ = round_T(q·s_T + o_T), bit-identical
-// to wonly_math.h), the m16n8k16 tensor-core MMA, and the output store.
+// to wonly_math.h), the MMA steps of a lane's weight chunk, and the output
+// store. The m16n8k16 MMA and pack_half2 are core/cuda_mma.cuh's.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,29 +10,17 @@
 
 #include <cstdint>
 
+#include "core/cuda_mma.cuh"
 #include "core/numeric.h"
 #include "wonly/wonly_args.h"
 
 namespace qgemm::detail::wonly {
 
-// Two floats → one 32-bit register of two T values (lo in bits 0–15),
-// round to nearest even (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32).
-template <bool kBf16>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (kBf16) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  }
-}
-
 // (v_T, v_T): a scale or offset rounded to T once (wonly_math.h's s_T, o_T),
 // in both halves of the register the paired FMA reads. One F2FP.
 template <bool kBf16>
 __device__ __forceinline__ uint32_t param2(float v) {
-  return pack2<kBf16>(v, v);
+  return pack_half2<kBf16>(v, v);
 }
 
 // d = round_T(a·b + c) on both halves, rounded once (HFMA2; subnormals kept).
@@ -106,26 +95,6 @@ __device__ __forceinline__ void dequant_int8_word(uint32_t word, uint32_t s2, ui
   }
 }
 
-// D += A·B on one m16n8k16 tile, fp32 accumulators (PTX fragment layouts:
-// a = rows g / g+8, k 2t…2t+1 / 2t+8…2t+9; b = k 2t…2t+1 / 2t+8…2t+9, col g;
-// c = rows g / g+8, cols 2t, 2t+1; g = lane/4, t = lane%4).
-template <bool kBf16>
-__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], const uint32_t b[2]) {
-  if constexpr (kBf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-}
-
 // The MMAs of one int4 word of a lane's chunk: its 8 elements, dequantized
 // into pairs lo (row g) and hi (row g + 8), are MMA steps 2·word (pairs 0,
 // 1) and 2·word + 1 (pairs 2, 3), times the lane's activations of token g of
@@ -141,7 +110,7 @@ __device__ __forceinline__ void mma_int4_word_pairs(const uint32_t (&lo)[4], con
 #pragma unroll
     for (int b = 0; b < kTokenBlocks; ++b) {
       const uint32_t bf[2] = {act[b][2 * step], act[b][2 * step + 1]};
-      mma_16816<kBf16>(acc[b], a, bf);
+      mma_m16n8k16<kBf16>(acc[b], a, bf);
     }
   }
 }
@@ -172,7 +141,7 @@ __device__ __forceinline__ void mma_chunk_word(uint32_t lo_word, uint32_t hi_wor
 #pragma unroll
     for (int b = 0; b < kTokenBlocks; ++b) {
       const uint32_t bf[2] = {act[b][2 * word], act[b][2 * word + 1]};
-      mma_16816<kBf16>(acc[b], a, bf);
+      mma_m16n8k16<kBf16>(acc[b], a, bf);
     }
   }
 }

@@ -183,8 +183,8 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
         const uint32_t b0[2] = {b.x, b.y}, b1[2] = {b.z, b.w};
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
-          mma_16816<kBf16>(acc[mt][nb], a[mt][2 * h], b0);
-          mma_16816<kBf16>(acc[mt][nb], a[mt][2 * h + 1], b1);
+          mma_m16n8k16<kBf16>(acc[mt][nb], a[mt][2 * h], b0);
+          mma_m16n8k16<kBf16>(acc[mt][nb], a[mt][2 * h + 1], b1);
         }
       }
     }
