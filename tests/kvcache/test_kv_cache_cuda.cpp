@@ -7,10 +7,12 @@
 //    over a workspace, within the tolerance of kv_problem.h
 //    (output_tolerance: the same fp32 formulas in another order);
 //  - a max_seq_len hint below the real lengths (still attended in full),
-//    bad sequences → NaN for them alone, and CUDA-graph capture and replay.
+//    bad sequences → NaN for them alone, bf16 queries beyond fp16's range
+//    (the tensor-core kernel's fp16 QK), and CUDA-graph capture and replay.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -263,6 +265,41 @@ TEST_F(KvCacheCuda, BadSequencesGetNaNAndOnlyThey) {
         ASSERT_EQ(v, 0.0) << "split " << split;
       } else {
         ASSERT_NEAR(v, want, output_tolerance(want, 4.0, shape.dtype)) << "split " << split;
+      }
+    }
+  }
+}
+
+// The tensor-core kernel multiplies a quantized cache's codes by the query
+// in fp16: a bf16 query far outside fp16's range (2^±100) is scaled by a
+// power of two per head first, and a zero head stays zero. softmax_scale
+// brings the logits back to O(1), so a lost or saturated query shows.
+TEST_F(KvCacheCuda, BfloatQueriesBeyondTheFp16Range) {
+  for (const DType cache_dtype : {DType::kInt8, DType::kFloat8E4M3}) {
+    for (const float query_scale : {0x1p100f, 0x1p-100f}) {
+      auto rng = make_rng(cache_dtype == DType::kInt8 ? 11 : 12);
+      KvShape shape;
+      shape.cache_dtype = cache_dtype;
+      shape.group = 8;
+      shape.seq_lens = {300, 45};
+      KvProblem p = make_kv_problem(shape, rng);
+      for (auto& b : p.query) b = to_bits(from_bits(b, shape.dtype) * query_scale, shape.dtype);
+      std::fill_n(p.query.begin() + 3 * shape.head_dim, shape.head_dim, uint16_t{0});  // head 3 of sequence 0
+      const float softmax_scale = 1.0f / (std::sqrt(static_cast<float>(shape.head_dim)) * query_scale);
+      const CpuResult cpu = cpu_result(p, softmax_scale);
+      DeviceProblem dev(p);
+      dev.write();
+      for (const auto kernel : {detail::AttentionKernel::kCudaCores, detail::AttentionKernel::kTensorCores}) {
+        const detail::AttentionKernelOverride force(kernel);
+        dev.out.poison();
+        dev.attend(softmax_scale, 0, std::nullopt);
+        QGEMM_TEST_CUDA(cudaDeviceSynchronize());
+        std::vector<uint16_t> gpu;
+        dev.out.download(gpu);
+        const std::string what = case_name(cache_dtype, shape.dtype, shape.head_dim, shape.group, shape.block_size) +
+                                 (query_scale > 1.0f ? ", query 2^100" : ", query 2^-100") +
+                                 (kernel == detail::AttentionKernel::kCudaCores ? ", CUDA cores" : ", tensor cores");
+        expect_close_outputs(p, cpu, gpu, what.c_str());
       }
     }
   }

@@ -29,9 +29,10 @@
 // Operands: codes and 16-bit values are exact in the operand dtype (int8 and
 // fp8 e4m3 in bf16 and fp16), Q is the query itself, so S is the exact dot
 // product summed in fp32; the scales multiply S's columns (s_k) and the
-// weights (s_v). QK runs in the query's dtype, PV in bf16 for a quantized
-// cache (its weights p · s_v span any range) and in the cache's dtype
-// otherwise.
+// weights (s_v). QK runs in fp16 for a quantized cache (a bf16 query scaled
+// by a power of two per head, query_exponent) and in the cache's dtype
+// otherwise; PV in bf16 for a quantized cache (its weights p · s_v span any
+// range) and in the cache's dtype otherwise.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -100,6 +101,13 @@ struct LaneVector {
     constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
     if constexpr (kSameDtype) {
       return w[i / 2];
+    } else if constexpr (kKind == CacheKind::kInt8 && !kBf16) {
+      // fp16 bits 0x64uu are 1024 + u exactly, and u = code + 128 (the
+      // biased byte): one PRMT and one HADD2 of −1152 per pair.
+      const uint32_t biased = __byte_perm(w[i / 4], 0x64646464u, i % 4 == 0 ? 0x4140 : 0x4342);
+      uint32_t codes;
+      asm("add.rn.f16x2 %0, %1, %2;\n" : "=r"(codes) : "r"(biased), "r"(0xe480e480u));  // (−1152, −1152)
+      return codes;
     } else if constexpr (kKind == CacheKind::kFp8 && !kBf16) {
       const auto codes = static_cast<__nv_fp8x2_storage_t>(w[i / 4] >> (8 * (i % 4)));
       const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
@@ -144,6 +152,23 @@ __device__ __forceinline__ int key_dim(int t, int e) {
   return (4 * (e / kPiece) + t) * kPiece + e % kPiece;
 }
 
+// QK of a quantized cache runs in fp16 for every query dtype: its codes
+// become fp16 in one instruction per element (int8: the magic 1024 + byte,
+// fp8: the paired cvt), bf16 costs 2.5. A bf16 query's row is scaled by
+// 2^e, e = query_exponent(max |q| of the row), which puts the row's max in
+// [2^14, 2^15): every element then converts exactly (8 significant bits,
+// normal in fp16) unless it is below 2^-28 of the row's max, where fp16's
+// subnormals keep it to 2^-25 absolute — 2^-39 of the largest product, far
+// under the fp32 sum's own rounding. The logits take 2^-e back exactly.
+__device__ __forceinline__ int query_exponent(float max_abs) {
+  if (!(max_abs > 0.0f)) return 0;                            // a zero row
+  const int biased = static_cast<int>(__float_as_uint(max_abs) >> 23 & 0xffu);  // floor(log2) + 127
+  return min(14 - (biased - 127), 126);  // a subnormal max (biased 0) stays below 2^14
+}
+__device__ __forceinline__ float exp2_int(int e) {  // 2^e, e in [−126, 127]
+  return __uint_as_float(static_cast<uint32_t>(e + 127) << 23);
+}
+
 // What one lane loads for one group of 16 tokens.
 template <CacheKind kKind, int kHeadDim>
 struct GroupFetch {
@@ -159,7 +184,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   using Vec = CacheVector<kKind>;
   using T = typename FloatAccess<kDtype>::Storage;
   using Fetch = GroupFetch<kKind, kHeadDim>;
-  constexpr bool kQkBf16 = kDtype == DType::kBFloat16;
+  constexpr bool kQkBf16 = !Vec::kScaled && kDtype == DType::kBFloat16;
+  constexpr bool kScaledQuery = Vec::kScaled && kDtype == DType::kBFloat16;  // bf16 query in fp16 QK
   constexpr bool kPvBf16 = Vec::kScaled || kKind == CacheKind::kBFloat16;
   constexpr int kSteps = kHeadDim / 16, kDimBlocks = kHeadDim / 8;
   constexpr int kVElems = kHeadDim / 8;
@@ -189,27 +215,50 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + p.partition_tokens, len);
   const int32_t* table = p.block_tables + seq * p.table_stride;
 
-  // Q's A fragments (rows g, g + 8: heads; rows past `heads` are zero).
+  // Q's A fragments (rows g, g + 8: heads; rows past `heads` are zero), and
+  // the factor that turns a row's S into log2-unit logits (before s_k).
   uint32_t qa[kSteps][4];
+  float row_log2[2] = {p.scale_log2, p.scale_log2};
   {
-    const T* q_rows[2];
-    bool row_valid[2];
+    float q[kSteps][2][2][2];  // [kk][half][row][element]: dims key_dim(t, 4kk + 2half + element)
+    float max_abs[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      row_valid[r] = g + 8 * r < heads;
-      q_rows[r] = static_cast<const T*>(p.query) + seq * p.query_seq_stride +
-                  (first_head + (row_valid[r] ? g + 8 * r : 0)) * p.query_head_stride;
+      const bool row_valid = g + 8 * r < heads;
+      const T* row = static_cast<const T*>(p.query) + seq * p.query_seq_stride +
+                     (first_head + (row_valid ? g + 8 * r : 0)) * p.query_head_stride;
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {  // a0/a1: dims 4kk + 0, 1; a2/a3: 4kk + 2, 3
+          const T* src = row + key_dim<kKind>(t, 4 * kk + 2 * half);  // and the next dim
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            q[kk][half][r][e] = row_valid ? FloatAccess<kDtype>::load(src + e) : 0.0f;
+            max_abs[r] = fmaxf(max_abs[r], fabsf(q[kk][half][r][e]));
+          }
+        }
+      }
+    }
+    float row_scale[2] = {1.0f, 1.0f};
+    if constexpr (kScaledQuery) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {  // the row's max over its four lanes
+        max_abs[r] = fmaxf(max_abs[r], __shfl_xor_sync(0xffffffffu, max_abs[r], 1));
+        max_abs[r] = fmaxf(max_abs[r], __shfl_xor_sync(0xffffffffu, max_abs[r], 2));
+        const int e = query_exponent(max_abs[r]);
+        row_scale[r] = exp2_int(e);
+        row_log2[r] = p.scale_log2 * exp2_int(-e);
+      }
     }
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {  // a0/a1: dims 4kk + 0, 1; a2/a3: 4kk + 2, 3
+      for (int half = 0; half < 2; ++half) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const T* src = q_rows[r] + key_dim<kKind>(t, 4 * kk + 2 * half);  // and the next dim
-          qa[kk][2 * half + r] = row_valid[r] ? pack_half2<kQkBf16>(FloatAccess<kDtype>::load(src),
-                                                                     FloatAccess<kDtype>::load(src + 1))
-                                              : 0u;
+          qa[kk][2 * half + r] =
+              pack_half2<kQkBf16>(q[kk][half][r][0] * row_scale[r], q[kk][half][r][1] * row_scale[r]);
         }
       }
     }
@@ -310,11 +359,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int c = 2 * b + e;
-        const float factor = current.k_scale[c] * p.scale_log2;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           float& x = s[b][2 * r + e];
-          x = current.valid[c] ? x * factor : -INFINITY;
+          x = current.valid[c] ? x * (current.k_scale[c] * row_log2[r]) : -INFINITY;
           chunk_max[r] = fmaxf(chunk_max[r], x);
         }
       }
