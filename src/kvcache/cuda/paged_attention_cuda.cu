@@ -26,12 +26,15 @@ namespace {
 constexpr int kHeadTile = 8;
 int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
 // The tensor-core kernel (paged_attention_mma.cuh) where several query heads
-// share a kv head: its MMA rows are the group's heads (16 per CTA), so the
+// share a kv head: the group's heads are its MMAs' N side, so the
 // multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
 // behind (at G = 8 they need more FMA issue than the SM has to keep up with
-// the DRAM). A group of 1 would fill one row of 16: the CUDA-core kernel.
+// the DRAM). A group of 1 would fill one column of 8: the CUDA-core kernel.
 // head_dim 256 needs twice the accumulator registers: CUDA cores as well.
 bool use_tensor_cores(int64_t group, int64_t head_dim) { return group >= 2 && head_dim <= 128; }
+// Its heads per CTA: one n-block of 8 up to a group of 8, else two (16 per
+// CTA, several CTAs per kv head beyond 16).
+int mma_head_tile(int64_t group) { return group <= 8 ? 8 : 16; }
 // -----------------------------------------------------------------------------
 
 std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
@@ -44,7 +47,7 @@ std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 // least kMinPartitionTokens (256, kv_cache_args.h) tokens each. Without a
 // workspace one CTA walks its sequence whole.
 //   resident CTAs per SM: registers (ptxas, sm_90a) over the 64 K of an SM
-constexpr int kResidentTensorCoreCtas = 2;  // ~250 registers × 128 threads
+//   tensor cores: kMmaMinCtasPerSm (paged_attention_mma.cuh), 2 or 3
 constexpr int kResidentTiledCtas = 2;       // CUDA cores, 8-head tile: ~190
 constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72
 // (attention_split in kv_cache_args.h turns them into the partitions.)
@@ -85,10 +88,13 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   const bool tensor_cores = cache.head_dim <= 128 && (forced == AttentionKernel::kAuto
                                                           ? use_tensor_cores(group, cache.head_dim)
                                                           : forced == AttentionKernel::kTensorCores);
-  const int tile = tensor_cores ? attention::kMmaRows : head_tile(group);
+  const int tile = tensor_cores ? mma_head_tile(group) : head_tile(group);
   const int64_t head_chunks = (group + tile - 1) / tile;
   const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
-  const int resident = tensor_cores ? kResidentTensorCoreCtas : tile == 1 ? kResidentSingleHeadCtas : kResidentTiledCtas;
+  const int resident = tensor_cores ? attention::mma_min_ctas_per_sm(
+                                          cache.dtype == DType::kInt8 || cache.dtype == DType::kFloat8E4M3, tile / 8)
+                       : tile == 1  ? kResidentSingleHeadCtas
+                                    : kResidentTiledCtas;
   int64_t partitions = 1, partition_tokens = args.max_seq_len;
   if (args.workspace != nullptr) {
     const AttentionSplit split =

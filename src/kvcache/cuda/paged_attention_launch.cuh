@@ -14,7 +14,7 @@ namespace qgemm::detail::attention {
 struct Launch {
   dim3 grid;
   bool tensor_cores;  // paged_attention_mma_kernel (head_dim 64 or 128), or paged_attention_kernel
-  int tile;  // paged_attention_kernel's query heads per CTA: 1 or 8 (paged_attention_cuda.cu)
+  int tile;  // query heads per CTA (paged_attention_cuda.cu): CUDA cores 1 or 8, tensor cores 8 or 16
   int head_dim;
   cudaStream_t stream;
   int device;
@@ -24,8 +24,13 @@ template <CacheKind kKind, DType kDtype, int kHeadDim>
 void launch_head_dim(const Params& params, const Launch& launch) {
   if constexpr (kHeadDim <= 128) {
     if (launch.tensor_cores) {
-      launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim>, launch.grid, dim3(kThreads), 0,
-                        launch.stream, launch.device, params);
+      if (launch.tile == 8) {
+        launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>, launch.grid, dim3(kThreads), 0,
+                          launch.stream, launch.device, params);
+      } else {
+        launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>, launch.grid, dim3(kThreads), 0,
+                          launch.stream, launch.device, params);
+      }
       return;
     }
   }

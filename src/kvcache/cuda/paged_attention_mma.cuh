@@ -47,8 +47,6 @@
 
 namespace qgemm::detail::attention {
 
-constexpr int kMmaRows = 16;  // query heads per CTA
-
 // The words a lane holds of one token's vector: kElems elements, in 16-byte
 // pieces kPieceStride bytes apart (16: contiguous). int8 codes are kept
 // biased (code + 128 in each byte, XOR 0x80 once per word), the form their
@@ -169,17 +167,36 @@ __device__ __forceinline__ float exp2_int(int e) {  // 2^e, e in [−126, 127]
   return __uint_as_float(static_cast<uint32_t>(e + 127) << 23);
 }
 
+// Two 16-bit values of an 8×8 matrix held in the m8n8 fragment layout
+// (lane g·4 + t: row g, columns 2t, 2t + 1), transposed: the lane then holds
+// row g of the transpose, i.e. column g, rows 2t, 2t + 1 (movmatrix, sm_75+).
+__device__ __forceinline__ uint32_t transpose_8x8(uint32_t x) {
+  uint32_t y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
+}
+
 // What one lane loads for one group of 16 tokens.
 template <CacheKind kKind, int kHeadDim>
 struct GroupFetch {
   LaneVector<kKind, kHeadDim / 4, 64> k[2];  // tokens g, g + 8: dims key_dim(t, ·)
-  LaneVector<kKind, kHeadDim / 8> v[4];  // tokens 2t, 2t+1, 2t+8, 2t+9: dims g·D/8 …
-  float k_scale[4], v_scale[4];         // of the tokens 2t, 2t+1, 2t+8, 2t+9
-  bool valid[4];                        // those tokens are before the end
+  LaneVector<kKind, kHeadDim / 8> v[4];      // tokens 2t, 2t+1, 2t+8, 2t+9: dims g·D/8 …
+  float k_scale[2], v_scale[2];              // of the tokens g, g + 8
+  bool valid[2];                             // tokens g, g + 8 are before the end
+  bool v_valid[4];                           // tokens 2t, 2t+1, 2t+8, 2t+9 are
 };
 
-// kMinCtasPerSm: __launch_bounds__'s second argument (register budget).
-template <CacheKind kKind, DType kDtype, int kHeadDim, int kMinCtasPerSm = 1>
+// Resident CTAs per SM the kernel is built for (__launch_bounds__), from
+// ptxas's registers on sm_90a: one n-block of heads over a quantized cache
+// fits three CTAs of 128 threads (≤ 168 registers); two n-blocks, or 16-bit
+// vectors, two. attention_split sizes the partitions by it.
+constexpr int mma_min_ctas_per_sm(bool quantized_cache, int head_blocks) {
+  return head_blocks == 1 && quantized_cache ? 3 : 2;
+}
+
+// kHeadBlocks: n-blocks of 8 query heads per CTA (1: groups up to 8, 2: up to 16).
+template <CacheKind kKind, DType kDtype, int kHeadDim, int kHeadBlocks,
+          int kMinCtasPerSm = mma_min_ctas_per_sm(CacheVector<kKind>::kScaled, kHeadBlocks)>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_kernel(Params p) {
   using Vec = CacheVector<kKind>;
   using T = typename FloatAccess<kDtype>::Storage;
@@ -187,15 +204,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   constexpr bool kQkBf16 = !Vec::kScaled && kDtype == DType::kBFloat16;
   constexpr bool kScaledQuery = Vec::kScaled && kDtype == DType::kBFloat16;  // bf16 query in fp16 QK
   constexpr bool kPvBf16 = Vec::kScaled || kKind == CacheKind::kBFloat16;
-  constexpr int kSteps = kHeadDim / 16, kDimBlocks = kHeadDim / 8;
+  constexpr int kNB = kHeadBlocks, kHeads = 8 * kHeadBlocks;
+  constexpr int kSteps = kHeadDim / 16, kDimTiles = kHeadDim / 16;
   constexpr int kVElems = kHeadDim / 8;
   constexpr int kElemBytes = Vec::kScaled ? 1 : 2;
   constexpr int kGroup = 16;
 
-  // The warps' outputs, dims in the order n-block-major (slot nb·8 + n for
-  // dim n·D/8 + nb) and rows padded, so the lanes' stores do not collide on banks.
-  __shared__ float warp_out[kWarps][kMmaRows][kHeadDim + 8];
-  __shared__ float warp_max[kWarps][kMmaRows], warp_sum[kWarps][kMmaRows];
+  // The warps' outputs, dim g·D/8 + j at slot j·8 + g, rows padded by 4 so
+  // that a store's 32 lanes (8 dims × 4 head pairs) hit 32 banks.
+  __shared__ float warp_out[kWarps][kHeads][kHeadDim + 4];
+  __shared__ float warp_max[kWarps][kHeads], warp_sum[kWarps][kHeads];
   __shared__ int bad_block;
 
   wait_for_preceding_grids();
@@ -204,8 +222,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   const int64_t seq = blockIdx.x / (p.kv_heads * p.head_chunks);
   const int kv_head = static_cast<int>(blockIdx.x / p.head_chunks % p.kv_heads);
   const int chunk_of_heads = static_cast<int>(blockIdx.x % p.head_chunks);
-  const int first_head = kv_head * p.group + chunk_of_heads * kMmaRows;
-  const int heads = min(kMmaRows, p.group - chunk_of_heads * kMmaRows);
+  const int first_head = kv_head * p.group + chunk_of_heads * kHeads;
+  const int heads = min(kHeads, p.group - chunk_of_heads * kHeads);
   const int partition = blockIdx.y;
   if (threadIdx.x == 0) bad_block = 0;
 
@@ -215,51 +233,52 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   const int64_t end = !len_valid ? 0 : partition == p.partitions - 1 ? len : min(begin + p.partition_tokens, len);
   const int32_t* table = p.block_tables + seq * p.table_stride;
 
-  // Q's A fragments (rows g, g + 8: heads; rows past `heads` are zero), and
-  // the factor that turns a row's S into log2-unit logits (before s_k).
-  uint32_t qa[kSteps][4];
-  float row_log2[2] = {p.scale_log2, p.scale_log2};
+  // Q's B fragments (column g of n-block nb: head 8nb + g; heads past
+  // `heads` are zero), and the factors that turn the lane's S columns
+  // (heads 8nb + 2t, 2t + 1) into log2-unit logits, before s_k.
+  uint32_t qb[kNB][kSteps][2];
+  float head_log2[kNB][2];
   {
-    float q[kSteps][2][2][2];  // [kk][half][row][element]: dims key_dim(t, 4kk + 2half + element)
-    float max_abs[2] = {0.0f, 0.0f};
+    float q[kNB][kSteps][2][2];  // [nb][kk][half][element]: dims key_dim(t, 4kk + 2half + element)
+    float max_abs[kNB];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const bool row_valid = g + 8 * r < heads;
+    for (int nb = 0; nb < kNB; ++nb) {
+      const bool head_valid = 8 * nb + g < heads;
       const T* row = static_cast<const T*>(p.query) + seq * p.query_seq_stride +
-                     (first_head + (row_valid ? g + 8 * r : 0)) * p.query_head_stride;
+                     (first_head + (head_valid ? 8 * nb + g : 0)) * p.query_head_stride;
+      max_abs[nb] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {  // a0/a1: dims 4kk + 0, 1; a2/a3: 4kk + 2, 3
+        for (int half = 0; half < 2; ++half) {  // b0: dims 4kk + 0, 1; b1: 4kk + 2, 3
           const T* src = row + key_dim<kKind>(t, 4 * kk + 2 * half);  // and the next dim
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            q[kk][half][r][e] = row_valid ? FloatAccess<kDtype>::load(src + e) : 0.0f;
-            max_abs[r] = fmaxf(max_abs[r], fabsf(q[kk][half][r][e]));
+            q[nb][kk][half][e] = head_valid ? FloatAccess<kDtype>::load(src + e) : 0.0f;
+            max_abs[nb] = fmaxf(max_abs[nb], fabsf(q[nb][kk][half][e]));
           }
         }
       }
     }
-    float row_scale[2] = {1.0f, 1.0f};
-    if constexpr (kScaledQuery) {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {  // the row's max over its four lanes
-        max_abs[r] = fmaxf(max_abs[r], __shfl_xor_sync(0xffffffffu, max_abs[r], 1));
-        max_abs[r] = fmaxf(max_abs[r], __shfl_xor_sync(0xffffffffu, max_abs[r], 2));
-        const int e = query_exponent(max_abs[r]);
-        row_scale[r] = exp2_int(e);
-        row_log2[r] = p.scale_log2 * exp2_int(-e);
+    for (int nb = 0; nb < kNB; ++nb) {
+      int exponent = 0;
+      if constexpr (kScaledQuery) {  // the head's max over its four lanes
+        max_abs[nb] = fmaxf(max_abs[nb], __shfl_xor_sync(0xffffffffu, max_abs[nb], 1));
+        max_abs[nb] = fmaxf(max_abs[nb], __shfl_xor_sync(0xffffffffu, max_abs[nb], 2));
+        exponent = query_exponent(max_abs[nb]);
       }
-    }
+      const float scale = exp2_int(exponent);
 #pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {
+      for (int kk = 0; kk < kSteps; ++kk) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          qa[kk][2 * half + r] =
-              pack_half2<kQkBf16>(q[kk][half][r][0] * row_scale[r], q[kk][half][r][1] * row_scale[r]);
+        for (int half = 0; half < 2; ++half) {
+          qb[nb][kk][half] = pack_half2<kQkBf16>(q[nb][kk][half][0] * scale, q[nb][kk][half][1] * scale);
         }
+      }
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {  // head 8nb + 2t + e's exponent, from its lanes (g = 2t + e)
+        head_log2[nb][e] = p.scale_log2 * exp2_int(-__shfl_sync(0xffffffffu, exponent, 4 * (2 * t + e)));
       }
     }
   }
@@ -288,44 +307,49 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
 #pragma unroll
     for (int b = 0; b < 2; ++b) {
       const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, g + 8 * b);
-      f.k[b].load(key_lane + static_cast<int64_t>(max(slot, 0)) * slot_bytes);
+      const int32_t safe = max(slot, 0);
+      f.k[b].load(key_lane + static_cast<int64_t>(safe) * slot_bytes);
+      if constexpr (Vec::kScaled) {
+        f.k_scale[b] = __ldg(p.key_scale + safe * kv_heads + kv_head);
+        f.v_scale[b] = __ldg(p.value_scale + safe * kv_heads + kv_head);
+      }
+      f.valid[b] = slot >= 0;
     }
-    int32_t slots[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      slots[c] = __shfl_sync(0xffffffffu, slots_of_group, 2 * t + (c % 2) + 8 * (c / 2));
-      const int32_t safe = max(slots[c], 0);
-      f.v[c].load(value_lane + static_cast<int64_t>(safe) * slot_bytes);
-      if constexpr (Vec::kScaled) {
-        f.k_scale[c] = __ldg(p.key_scale + safe * kv_heads + kv_head);
-        f.v_scale[c] = __ldg(p.value_scale + safe * kv_heads + kv_head);
-      }
+      const int32_t slot = __shfl_sync(0xffffffffu, slots_of_group, 2 * t + (c % 2) + 8 * (c / 2));
+      f.v[c].load(value_lane + static_cast<int64_t>(max(slot, 0)) * slot_bytes);
+      f.v_valid[c] = slot >= 0;
     }
-#pragma unroll
-    for (int c = 0; c < 4; ++c) f.valid[c] = slots[c] >= 0;
   };
   // When the group's turn comes (not at the fetch, which would wait for the
   // loads): the int8 bias, zeros for the tokens not attended.
   auto prepare = [&](Fetch& f) {
 #pragma unroll
-    for (int b = 0; b < 2; ++b) f.k[b].finish(true);  // their logits are masked instead
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      f.v[c].finish(f.valid[c]);
+    for (int b = 0; b < 2; ++b) {
+      f.k[b].finish(true);  // their logits are masked instead
       if constexpr (Vec::kScaled) {
-        f.k_scale[c] = f.valid[c] ? f.k_scale[c] : 0.0f;
-        f.v_scale[c] = f.valid[c] ? f.v_scale[c] : 0.0f;
+        f.v_scale[b] = f.valid[b] ? f.v_scale[b] : 0.0f;
       } else {
-        f.k_scale[c] = 1.0f;
-        f.v_scale[c] = f.valid[c] ? 1.0f : 0.0f;
+        f.k_scale[b] = 1.0f;
+        f.v_scale[b] = f.valid[b] ? 1.0f : 0.0f;
       }
     }
+#pragma unroll
+    for (int c = 0; c < 4; ++c) f.v[c].finish(f.v_valid[c]);
   };
 
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // rows g, g + 8; sum: this lane's columns
-  float out[kDimBlocks][4];
+  // Per head column e (head 8nb + 2t + e): running max (the same in the 8
+  // lanes of a column), this lane's part of the sum (its tokens g, g + 8).
+  float row_max[kNB][2], row_sum[kNB][2];
+  float out[kNB][kDimTiles][4];  // Oᵀ: rows dims g·D/8 + 2mt (+1), columns heads 2t, 2t + 1
 #pragma unroll
-  for (int nb = 0; nb < kDimBlocks; ++nb) out[nb][0] = out[nb][1] = out[nb][2] = out[nb][3] = 0.0f;
+  for (int nb = 0; nb < kNB; ++nb) {
+    row_max[nb][0] = row_max[nb][1] = -INFINITY;
+    row_sum[nb][0] = row_sum[nb][1] = 0.0f;
+#pragma unroll
+    for (int mt = 0; mt < kDimTiles; ++mt) out[nb][mt][0] = out[nb][mt][1] = out[nb][mt][2] = out[nb][mt][3] = 0.0f;
+  }
 
   const int64_t first_group = begin + static_cast<int64_t>(warp) * kGroup;
   constexpr int64_t kGroupStride = static_cast<int64_t>(kWarps) * kGroup;
@@ -340,103 +364,112 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
     next_slots = lane_slot(group_begin + 2 * kGroupStride);
     prepare(current);
 
-    // S = Q·Kᵀ for n-blocks b = 0 (tokens 0…7) and 1 (8…15).
-    float s[2][4];
+    // Sᵀ = K·Qᵀ: rows tokens g, g + 8; columns heads 2t, 2t + 1 of n-block nb.
+    float s[kNB][4];
 #pragma unroll
-    for (int b = 0; b < 2; ++b) {
-      s[b][0] = s[b][1] = s[b][2] = s[b][3] = 0.0f;
+    for (int nb = 0; nb < kNB; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
 #pragma unroll
-      for (int kk = 0; kk < kSteps; ++kk) {
-        const uint32_t kb[2] = {current.k[b].template pair<kQkBf16>(4 * kk),
-                                current.k[b].template pair<kQkBf16>(4 * kk + 2)};
-        mma_m16n8k16<kQkBf16>(s[b], qa[kk], kb);
-      }
+    for (int kk = 0; kk < kSteps; ++kk) {
+      const uint32_t ka[4] = {current.k[0].template pair<kQkBf16>(4 * kk), current.k[1].template pair<kQkBf16>(4 * kk),
+                              current.k[0].template pair<kQkBf16>(4 * kk + 2),
+                              current.k[1].template pair<kQkBf16>(4 * kk + 2)};
+#pragma unroll
+      for (int nb = 0; nb < kNB; ++nb) mma_m16n8k16<kQkBf16>(s[nb], ka, qb[nb][kk]);
     }
-    // Logits in log2 units; column (b, e) is the lane's token c = 2b + e.
-    float chunk_max[2] = {-INFINITY, -INFINITY};
+    // Logits in log2 units; s[nb][2r + e] is token g + 8r, head column e.
+    float rescale[kNB][2];
+    bool any_rescale = false;
 #pragma unroll
-    for (int b = 0; b < 2; ++b) {
+    for (int nb = 0; nb < kNB; ++nb) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int c = 2 * b + e;
+        float chunk_max = -INFINITY;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          float& x = s[b][2 * r + e];
-          x = current.valid[c] ? x * (current.k_scale[c] * row_log2[r]) : -INFINITY;
-          chunk_max[r] = fmaxf(chunk_max[r], x);
+          float& x = s[nb][2 * r + e];
+          x = current.valid[r] ? x * (current.k_scale[r] * head_log2[nb][e]) : -INFINITY;
+          chunk_max = fmaxf(chunk_max, x);
+        }
+#pragma unroll
+        for (int mask = 4; mask < 32; mask *= 2) {  // the column's 16 tokens: over g
+          chunk_max = fmaxf(chunk_max, __shfl_xor_sync(0xffffffffu, chunk_max, mask));
+        }
+        const float new_max = fmaxf(row_max[nb][e], chunk_max);
+        // Nothing seen yet in this column (new_max = −inf): keep 0 · 1.
+        rescale[nb][e] = new_max == -INFINITY ? 1.0f : exp2f(row_max[nb][e] - new_max);
+        any_rescale |= rescale[nb][e] != 1.0f;
+        row_max[nb][e] = new_max;
+        row_sum[nb][e] *= rescale[nb][e];
+      }
+    }
+    // Once the columns' maxima settle, most groups leave them as they are.
+    if (__any_sync(0xffffffffu, any_rescale)) {
+#pragma unroll
+      for (int nb = 0; nb < kNB; ++nb) {
+#pragma unroll
+        for (int mt = 0; mt < kDimTiles; ++mt) {
+          out[nb][mt][0] *= rescale[nb][0], out[nb][mt][1] *= rescale[nb][1];
+          out[nb][mt][2] *= rescale[nb][0], out[nb][mt][3] *= rescale[nb][1];
         }
       }
     }
-    float rescale[2];
+    // Pᵀ's B fragments (weights p · s_v, hi and lo): the lane's pairs (token
+    // g + 8r; heads 2t, 2t + 1) are an 8×8 tile in the m8n8 layout, and its
+    // transpose holds (tokens 8r + 2t, 2t + 1; head g) — b0 (r = 0), b1 (r = 1).
+    uint32_t p_hi[kNB][2], p_lo[kNB][2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      chunk_max[r] = fmaxf(chunk_max[r], __shfl_xor_sync(0xffffffffu, chunk_max[r], 1));
-      chunk_max[r] = fmaxf(chunk_max[r], __shfl_xor_sync(0xffffffffu, chunk_max[r], 2));
-      const float new_max = fmaxf(row_max[r], chunk_max[r]);
-      // Nothing seen yet in this row (new_max = −inf): keep 0 · 1.
-      rescale[r] = new_max == -INFINITY ? 1.0f : exp2f(row_max[r] - new_max);
-      row_max[r] = new_max;
-      row_sum[r] *= rescale[r];
-    }
-    // Once the rows' maxima settle, most groups leave them as they are.
-    if (__any_sync(0xffffffffu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+    for (int nb = 0; nb < kNB; ++nb) {
 #pragma unroll
-      for (int nb = 0; nb < kDimBlocks; ++nb) {
-        out[nb][0] *= rescale[0], out[nb][1] *= rescale[0];
-        out[nb][2] *= rescale[1], out[nb][3] *= rescale[1];
-      }
-    }
-    // P (weights p · s_v) as A fragments, hi and lo.
-    float w[2][4];
+      for (int r = 0; r < 2; ++r) {
+        float w[2];
 #pragma unroll
-    for (int b = 0; b < 2; ++b) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = i / 2, c = 2 * b + i % 2;
-        const float prob = row_max[r] == -INFINITY ? 0.0f : exp2f(s[b][i] - row_max[r]);
-        row_sum[r] += prob;
-        w[b][i] = prob * current.v_scale[c];
-      }
-    }
-    uint32_t a_hi[4], a_lo[4];
-#pragma unroll
-    for (int b = 0; b < 2; ++b) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {  // a[2b + r]: rows g (+8), tokens 8b + 2t, +1
-        const uint32_t hi = pack_half2<kPvBf16>(w[b][2 * r], w[b][2 * r + 1]);
+        for (int e = 0; e < 2; ++e) {
+          const float prob = row_max[nb][e] == -INFINITY ? 0.0f : exp2f(s[nb][2 * r + e] - row_max[nb][e]);
+          row_sum[nb][e] += prob;
+          w[e] = prob * current.v_scale[r];
+        }
+        const uint32_t hi = pack_half2<kPvBf16>(w[0], w[1]);
         const float2 back = unpack_half2<kPvBf16>(hi);
-        a_hi[2 * b + r] = hi;
-        a_lo[2 * b + r] = pack_half2<kPvBf16>(w[b][2 * r] - back.x, w[b][2 * r + 1] - back.y);
+        p_hi[nb][r] = transpose_8x8(hi);
+        p_lo[nb][r] = transpose_8x8(pack_half2<kPvBf16>(w[0] - back.x, w[1] - back.y));
       }
     }
-    // O += P·V over the 16 tokens, dim n-blocks nb (dim slot n ↔ dim n·D/8 + nb).
+    // Oᵀ += Vᵀ·Pᵀ over the 16 tokens: A rows g, g + 8 of dim tile mt are the
+    // dims g·D/8 + 2mt, + 1 (the lane's own loads), its k the tokens.
 #pragma unroll
-    for (int nb = 0; nb < kDimBlocks; ++nb) {
-      const uint32_t vb[2] = {token_pair<kPvBf16>(current.v[0], current.v[1], nb),
-                              token_pair<kPvBf16>(current.v[2], current.v[3], nb)};
-      mma_m16n8k16<kPvBf16>(out[nb], a_hi, vb);
-      mma_m16n8k16<kPvBf16>(out[nb], a_lo, vb);
+    for (int mt = 0; mt < kDimTiles; ++mt) {
+      const uint32_t va[4] = {token_pair<kPvBf16>(current.v[0], current.v[1], 2 * mt),
+                              token_pair<kPvBf16>(current.v[0], current.v[1], 2 * mt + 1),
+                              token_pair<kPvBf16>(current.v[2], current.v[3], 2 * mt),
+                              token_pair<kPvBf16>(current.v[2], current.v[3], 2 * mt + 1)};
+#pragma unroll
+      for (int nb = 0; nb < kNB; ++nb) {
+        mma_m16n8k16<kPvBf16>(out[nb][mt], va, p_hi[nb]);
+        mma_m16n8k16<kPvBf16>(out[nb][mt], va, p_lo[nb]);
+      }
     }
     current = next;
   }
   allow_dependent_launch();
 
-  // The warp's rows: sums over the 4 lanes of a row; outputs to shared memory.
+  // The warp's columns: sums over the 8 lanes of a column; outputs to shared memory.
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-  }
-  if (t == 0) {
-    warp_max[warp][g] = row_max[0], warp_max[warp][g + 8] = row_max[1];
-    warp_sum[warp][g] = row_sum[0], warp_sum[warp][g + 8] = row_sum[1];
-  }
+  for (int nb = 0; nb < kNB; ++nb) {
 #pragma unroll
-  for (int nb = 0; nb < kDimBlocks; ++nb) {
+    for (int e = 0; e < 2; ++e) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int row = g + 8 * (i / 2), slot = nb * 8 + 2 * t + i % 2;  // dim (2t + i % 2)·D/8 + nb
-      warp_out[warp][row][slot] = out[nb][i];
+      for (int mask = 4; mask < 32; mask *= 2) row_sum[nb][e] += __shfl_xor_sync(0xffffffffu, row_sum[nb][e], mask);
+      if (g == 0) {
+        warp_max[warp][8 * nb + 2 * t + e] = row_max[nb][e];
+        warp_sum[warp][8 * nb + 2 * t + e] = row_sum[nb][e];
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kDimTiles; ++mt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {  // dim g·D/8 + 2mt + i/2, head 8nb + 2t + i%2
+        warp_out[warp][8 * nb + 2 * t + i % 2][(2 * mt + i / 2) * 8 + g] = out[nb][mt][i];
+      }
     }
   }
   __syncthreads();
