@@ -47,7 +47,7 @@ std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 // least kMinPartitionTokens (256, kv_cache_args.h) tokens each. Without a
 // workspace one CTA walks its sequence whole.
 //   resident CTAs per SM: registers (ptxas, sm_90a) over the 64 K of an SM
-//   tensor cores: kMmaMinCtasPerSm (paged_attention_mma.cuh), 2 or 3
+constexpr int kResidentTensorCoreCtas = 2;  // ≤ 220 registers × 128 threads
 constexpr int kResidentTiledCtas = 2;       // CUDA cores, 8-head tile: ~190
 constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72
 // (attention_split in kv_cache_args.h turns them into the partitions.)
@@ -91,10 +91,7 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   const int tile = tensor_cores ? mma_head_tile(group) : head_tile(group);
   const int64_t head_chunks = (group + tile - 1) / tile;
   const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
-  const int resident = tensor_cores ? attention::mma_min_ctas_per_sm(
-                                          cache.dtype == DType::kInt8 || cache.dtype == DType::kFloat8E4M3, tile / 8)
-                       : tile == 1  ? kResidentSingleHeadCtas
-                                    : kResidentTiledCtas;
+  const int resident = tensor_cores ? kResidentTensorCoreCtas : tile == 1 ? kResidentSingleHeadCtas : kResidentTiledCtas;
   int64_t partitions = 1, partition_tokens = args.max_seq_len;
   if (args.workspace != nullptr) {
     const AttentionSplit split =
