@@ -66,11 +66,14 @@ void bench_attention_cuda(const Options& options, BenchReport& report) {
                                    {"qgemm-int8-cache", DType::kInt8, true},
                                    {"qgemm-fp8-cache", DType::kFloat8E4M3, true},
                                    {"qgemm-int8-cache-unsplit", DType::kInt8, false},
-                                   // Each cache on the kernel the dispatch does not pick for grouped
-                                   // heads (paged_attention_cuda.cu's rule), for the data behind it.
+                                   // Each cache forced onto each kernel (paged_attention_cuda.cu's
+                                   // rule picks one), for the data behind the rule.
                                    {"qgemm-bf16-cache-cuda-cores", DType::kBFloat16, true, detail::AttentionKernel::kCudaCores},
+                                   {"qgemm-bf16-cache-tensor-cores", DType::kBFloat16, true, detail::AttentionKernel::kTensorCores},
                                    {"qgemm-int8-cache-cuda-cores", DType::kInt8, true, detail::AttentionKernel::kCudaCores},
-                                   {"qgemm-int8-cache-tensor-cores", DType::kInt8, true, detail::AttentionKernel::kTensorCores}};
+                                   {"qgemm-int8-cache-tensor-cores", DType::kInt8, true, detail::AttentionKernel::kTensorCores},
+                                   {"qgemm-fp8-cache-cuda-cores", DType::kFloat8E4M3, true, detail::AttentionKernel::kCudaCores},
+                                   {"qgemm-fp8-cache-tensor-cores", DType::kFloat8E4M3, true, detail::AttentionKernel::kTensorCores}};
 
   for (const auto& spec : options.get_shapes("shapes", default_attention_shapes())) {
     const AttentionShape s = attention_shape(spec);
