@@ -2,7 +2,7 @@
 //  - kv_cache_write: the same bytes (codes, scales, copies) for every cache
 //    dtype, with strided keys and skipped slots;
 //  - paged_attention_decode: every cache dtype × head_dim × group size
-//    (1, 2, 4, 8 and 12: more than one CTA per kv head) at several block
+//    (1, 2, 4, 8, 10, 12 and 16: two n-blocks of heads) at several block
 //    sizes and lengths (0, 1, odd, several partitions), unsplit and split
 //    over a workspace, within the tolerance of kv_problem.h
 //    (output_tolerance: the same fp32 formulas in another order);
@@ -187,7 +187,10 @@ INSTANTIATE_TEST_SUITE_P(
                       CudaCase{DType::kInt8, DType::kFloat16, 128, 12, 7}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 8, 16},
                       CudaCase{DType::kFloat8E4M3, DType::kFloat16, 64, 1, 16}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 256, 4, 1},
                       CudaCase{DType::kBFloat16, DType::kBFloat16, 128, 8, 16}, CudaCase{DType::kBFloat16, DType::kBFloat16, 64, 1, 32},
-                      CudaCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, CudaCase{DType::kFloat16, DType::kFloat16, 128, 1, 5}),
+                      CudaCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, CudaCase{DType::kFloat16, DType::kFloat16, 128, 1, 5},
+                      // Two n-blocks of heads in the tensor-core kernel: a full 16 and a ragged 10.
+                      CudaCase{DType::kBFloat16, DType::kBFloat16, 64, 16, 16},
+                      CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 10, 16}),
     [](const ::testing::TestParamInfo<CudaCase>& info) {
       const CudaCase& c = info.param;
       return case_name(c.cache_dtype, c.dtype, c.head_dim, c.group, c.block_size);

@@ -29,9 +29,24 @@ int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
 // share a kv head: the group's heads are its MMAs' N side, so the
 // multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
 // behind (at G = 8 they need more FMA issue than the SM has to keep up with
-// the DRAM). A group of 1 would fill one column of 8: the CUDA-core kernel.
-// head_dim 256 needs twice the accumulator registers: CUDA cores as well.
-bool use_tensor_cores(int64_t group, int64_t head_dim) { return group >= 2 && head_dim <= 128; }
+// the DRAM). head_dim 256 needs twice its accumulator registers: CUDA cores.
+// A group of 1 uses one column of 8 (H200, ecc426e, `qgemm bench attention`,
+// MHA 32 × 32 heads at 1 × 4096 … 64 × 1024 tokens, µs tensor / CUDA cores):
+//  - head_dim 128, int8: tensor cores at every shape, 1.03–1.29× (8 × 4096:
+//    94.4 / 122.1), the CUDA-core kernel's code widening costs more than
+//    the idle columns;
+//  - head_dim 128, fp8 and 16-bit: tensor cores 1.07–1.18× faster while the
+//    CUDA-core grid is under its 6 resident CTAs per SM (it would split;
+//    bf16 8 × 4096: 128.1 / 137.6), equal or 1.01–1.16× slower above (fp8
+//    64 × 1024: 219.8 / 190.1);
+//  - head_dim 64 (16 × 16 heads, 8 × 4096): CUDA cores, 1.02–1.21× faster.
+constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72 registers
+bool use_tensor_cores(DType cache_dtype, int64_t group, int64_t head_dim, int64_t single_head_ctas, int sms) {
+  if (head_dim > 128) return false;
+  if (group >= 2) return true;
+  if (head_dim < 128) return false;
+  return cache_dtype == DType::kInt8 || single_head_ctas < static_cast<int64_t>(kResidentSingleHeadCtas) * sms;
+}
 // Its heads per CTA: one n-block of 8 up to a group of 8, else two (16 per
 // CTA, several CTAs per kv head beyond 16).
 int mma_head_tile(int64_t group) { return group <= 8 ? 8 : 16; }
@@ -49,7 +64,6 @@ std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 //   resident CTAs per SM: registers (ptxas, sm_90a) over the 64 K of an SM
 constexpr int kResidentTensorCoreCtas = 2;  // ≤ 220 registers × 128 threads
 constexpr int kResidentTiledCtas = 2;       // CUDA cores, 8-head tile: ~190
-constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72
 // (attention_split in kv_cache_args.h turns them into the partitions.)
 
 // out[s, h, :] = Σ_p acc_p · 2^(m_p − M) / Σ_p sum_p · 2^(m_p − M), M = max_p m_p.
@@ -85,9 +99,12 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   const KvCacheLayout& cache = args.cache;
   const int64_t group = args.group_size();
   const AttentionKernel forced = forced_kernel.load();
-  const bool tensor_cores = cache.head_dim <= 128 && (forced == AttentionKernel::kAuto
-                                                          ? use_tensor_cores(group, cache.head_dim)
-                                                          : forced == AttentionKernel::kTensorCores);
+  const int sms = cuda_device_info(args.device.index).sm_count;
+  const bool tensor_cores =
+      cache.head_dim <= 128 &&
+      (forced == AttentionKernel::kAuto
+           ? use_tensor_cores(cache.dtype, group, cache.head_dim, args.num_seqs * cache.kv_heads * group, sms)
+           : forced == AttentionKernel::kTensorCores);
   const int tile = tensor_cores ? mma_head_tile(group) : head_tile(group);
   const int64_t head_chunks = (group + tile - 1) / tile;
   const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
@@ -95,7 +112,7 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   int64_t partitions = 1, partition_tokens = args.max_seq_len;
   if (args.workspace != nullptr) {
     const AttentionSplit split =
-        attention_split(ctas, resident, cuda_device_info(args.device.index).sm_count, args.max_seq_len);
+        attention_split(ctas, resident, sms, args.max_seq_len);
     partitions = split.partitions;
     partition_tokens = split.partition_tokens;
   }
