@@ -22,24 +22,23 @@ struct Launch {
 
 template <CacheKind kKind, DType kDtype, int kHeadDim>
 void launch_head_dim(const Params& params, const Launch& launch) {
+  auto run = [&](auto kernel) {
+    launch_pdl_kernel(kernel, launch.grid, dim3(kThreads), 0, launch.stream, launch.device, params);
+  };
   if constexpr (kHeadDim <= 128) {
     if (launch.tensor_cores) {
       if (launch.tile == 8) {
-        launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>, launch.grid, dim3(kThreads), 0,
-                          launch.stream, launch.device, params);
+        run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>);
       } else {
-        launch_pdl_kernel(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>, launch.grid, dim3(kThreads), 0,
-                          launch.stream, launch.device, params);
+        run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>);
       }
       return;
     }
   }
   if (launch.tile == 1) {
-    launch_pdl_kernel(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>, launch.grid, dim3(kThreads), 0,
-                      launch.stream, launch.device, params);
+    run(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>);
   } else {
-    launch_pdl_kernel(paged_attention_kernel<kKind, kDtype, kHeadDim, 8>, launch.grid, dim3(kThreads), 0,
-                      launch.stream, launch.device, params);
+    run(paged_attention_kernel<kKind, kDtype, kHeadDim, 8>);
   }
 }
 
