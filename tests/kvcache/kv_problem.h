@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/numeric.h"
@@ -56,6 +57,25 @@ inline std::string case_name(DType cache_dtype, DType dtype, int64_t head_dim, i
   return name(cache_dtype) + "_" + name(dtype) + "_d" + std::to_string(head_dim) + "_g" + std::to_string(group) + "_b" +
          std::to_string(block_size);
 }
+
+// One scenario of the parameterized attention tests (CPU and CUDA).
+struct AttentionCase {
+  DType cache_dtype, dtype;
+  int64_t head_dim, group, block_size;
+
+  KvShape shape(std::vector<int64_t> seq_lens, int64_t kv_heads) const {
+    KvShape s;
+    s.cache_dtype = cache_dtype;
+    s.dtype = dtype;
+    s.head_dim = head_dim;
+    s.group = group;
+    s.block_size = block_size;
+    s.kv_heads = kv_heads;
+    s.seq_lens = std::move(seq_lens);
+    return s;
+  }
+  std::string name() const { return case_name(cache_dtype, dtype, head_dim, group, block_size); }
+};
 
 inline uint16_t to_bits(float v, DType dtype) {
   return dtype == DType::kBFloat16 ? numeric::float_to_bf16_bits(v) : numeric::float_to_fp16_bits(v);

@@ -154,24 +154,12 @@ void expect_matches_reference(const KvProblem& p, HostCache& cache, const std::v
   }
 }
 
-struct AttentionCase {
-  DType cache_dtype, dtype;
-  int64_t head_dim, group, block_size;
-};
-
 class PagedAttentionCpu : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(PagedAttentionCpu, MatchesDoubleReference) {
   const AttentionCase c = GetParam();
   auto rng = make_rng(static_cast<uint64_t>(c.head_dim * 7 + c.group * 3 + c.block_size));
-  KvShape shape;
-  shape.cache_dtype = c.cache_dtype;
-  shape.dtype = c.dtype;
-  shape.head_dim = c.head_dim;
-  shape.group = c.group;
-  shape.block_size = c.block_size;
-  shape.seq_lens = {1, 0, 37, 530, c.block_size};
-  const KvProblem p = make_kv_problem(shape, rng);
+  const KvProblem p = make_kv_problem(c.shape({1, 0, 37, 530, c.block_size}, KvShape{}.kv_heads), rng);
   HostCache cache(p);
   write_all(p, cache);
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
@@ -187,10 +175,7 @@ INSTANTIATE_TEST_SUITE_P(
                       AttentionCase{DType::kFloat8E4M3, DType::kFloat16, 64, 2, 7},
                       AttentionCase{DType::kBFloat16, DType::kBFloat16, 128, 12, 16},
                       AttentionCase{DType::kFloat16, DType::kFloat16, 256, 1, 1}),
-    [](const ::testing::TestParamInfo<AttentionCase>& info) {
-      const AttentionCase& c = info.param;
-      return case_name(c.cache_dtype, c.dtype, c.head_dim, c.group, c.block_size);
-    });
+    [](const ::testing::TestParamInfo<AttentionCase>& info) { return info.param.name(); });
 
 TEST(PagedAttentionCpuEdges, BadSequencesGetNaNAndOnlyThey) {
   auto rng = make_rng();

@@ -117,27 +117,15 @@ void expect_close_outputs(const KvProblem& p, const CpuResult& cpu, const std::v
   }
 }
 
-struct CudaCase {
-  DType cache_dtype, dtype;
-  int64_t head_dim, group, block_size;
-};
-
-class PagedAttentionCuda : public ::testing::TestWithParam<CudaCase> {
+class PagedAttentionCuda : public ::testing::TestWithParam<AttentionCase> {
  protected:
   void SetUp() override { QGEMM_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(PagedAttentionCuda, MatchesCpuUnsplitAndSplit) {
-  const CudaCase c = GetParam();
+  const AttentionCase c = GetParam();
   auto rng = make_rng(static_cast<uint64_t>(c.head_dim * 13 + c.group * 5 + c.block_size));
-  KvShape shape;
-  shape.cache_dtype = c.cache_dtype;
-  shape.dtype = c.dtype;
-  shape.head_dim = c.head_dim;
-  shape.group = c.group;
-  shape.block_size = c.block_size;
-  shape.kv_heads = c.group > 4 ? 1 : 3;
-  shape.seq_lens = {1, 0, 37, 1300, 512, 513, c.block_size};
+  const KvShape shape = c.shape({1, 0, 37, 1300, 512, 513, c.block_size}, c.group > 4 ? 1 : 3);
   const KvProblem p = make_kv_problem(shape, rng);
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const CpuResult cpu = cpu_result(p, softmax_scale);
@@ -182,19 +170,16 @@ TEST_P(PagedAttentionCuda, MatchesCpuUnsplitAndSplit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, PagedAttentionCuda,
-    ::testing::Values(CudaCase{DType::kInt8, DType::kBFloat16, 128, 1, 16}, CudaCase{DType::kInt8, DType::kBFloat16, 128, 8, 16},
-                      CudaCase{DType::kInt8, DType::kFloat16, 64, 4, 32}, CudaCase{DType::kInt8, DType::kBFloat16, 256, 2, 16},
-                      CudaCase{DType::kInt8, DType::kFloat16, 128, 12, 7}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 8, 16},
-                      CudaCase{DType::kFloat8E4M3, DType::kFloat16, 64, 1, 16}, CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 256, 4, 1},
-                      CudaCase{DType::kBFloat16, DType::kBFloat16, 128, 8, 16}, CudaCase{DType::kBFloat16, DType::kBFloat16, 64, 1, 32},
-                      CudaCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, CudaCase{DType::kFloat16, DType::kFloat16, 128, 1, 5},
+    ::testing::Values(AttentionCase{DType::kInt8, DType::kBFloat16, 128, 1, 16}, AttentionCase{DType::kInt8, DType::kBFloat16, 128, 8, 16},
+                      AttentionCase{DType::kInt8, DType::kFloat16, 64, 4, 32}, AttentionCase{DType::kInt8, DType::kBFloat16, 256, 2, 16},
+                      AttentionCase{DType::kInt8, DType::kFloat16, 128, 12, 7}, AttentionCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 8, 16},
+                      AttentionCase{DType::kFloat8E4M3, DType::kFloat16, 64, 1, 16}, AttentionCase{DType::kFloat8E4M3, DType::kBFloat16, 256, 4, 1},
+                      AttentionCase{DType::kBFloat16, DType::kBFloat16, 128, 8, 16}, AttentionCase{DType::kBFloat16, DType::kBFloat16, 64, 1, 32},
+                      AttentionCase{DType::kFloat16, DType::kFloat16, 256, 8, 16}, AttentionCase{DType::kFloat16, DType::kFloat16, 128, 1, 5},
                       // Two n-blocks of heads in the tensor-core kernel: a full 16 and a ragged 10.
-                      CudaCase{DType::kBFloat16, DType::kBFloat16, 64, 16, 16},
-                      CudaCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 10, 16}),
-    [](const ::testing::TestParamInfo<CudaCase>& info) {
-      const CudaCase& c = info.param;
-      return case_name(c.cache_dtype, c.dtype, c.head_dim, c.group, c.block_size);
-    });
+                      AttentionCase{DType::kBFloat16, DType::kBFloat16, 64, 16, 16},
+                      AttentionCase{DType::kFloat8E4M3, DType::kBFloat16, 128, 10, 16}),
+    [](const ::testing::TestParamInfo<AttentionCase>& info) { return info.param.name(); });
 
 class KvCacheCuda : public ::testing::Test {
  protected:
