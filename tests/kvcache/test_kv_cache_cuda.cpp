@@ -8,7 +8,8 @@
 //    (output_tolerance: the same fp32 formulas in another order);
 //  - a max_seq_len hint below the real lengths (still attended in full),
 //    bad sequences → NaN for them alone, bf16 queries beyond fp16's range
-//    (the tensor-core kernel's fp16 QK), and CUDA-graph capture and replay.
+//    (the tensor-core kernel's fp16 QK), pools not 16-byte aligned (rejected),
+//    and CUDA-graph capture and replay.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "common/cuda_buffer.h"
+#include "common/expect_error.h"
 #include "kvcache/cuda/kv_cache_cuda.h"
 #include "kvcache/kv_buffers.h"
 #include "qgemm/kv_cache.h"
@@ -290,6 +292,40 @@ TEST_F(KvCacheCuda, BfloatQueriesBeyondTheFp16Range) {
         expect_close_outputs(p, cpu, gpu, what.c_str());
       }
     }
+  }
+}
+
+// The kernels read 16-byte vectors of a head: a pool 2 bytes into a CUDA
+// buffer is rejected before any launch, with the pool's name.
+TEST_F(KvCacheCuda, PoolsMustBe16ByteAligned) {
+  auto rng = make_rng();
+  KvShape shape;  // int8 codes: 2 bytes is element-aligned, not 16-byte aligned
+  shape.seq_lens = {20};
+  const KvProblem p = make_kv_problem(shape, rng);
+  DeviceProblem dev(p);
+  CudaBuffer shifted(dev.key.bytes() + 16);
+  void* misaligned = static_cast<char*>(shifted.get()) + 2;
+  for (const bool key : {true, false}) {
+    const PagedKvCache cache = HostCache::cache_view(p, key ? misaligned : dev.key.get(), key ? dev.value.get() : misaligned,
+                                                     static_cast<float*>(dev.key_scale.get()),
+                                                     static_cast<float*>(dev.value_scale.get()), Device::cuda());
+    const char* pool = key ? "cache.key" : "cache.value";
+    expect_error(
+        [&] {
+          kv_cache_write(cache, keys_view(p, dev.new_keys.get(), Device::cuda()),
+                         keys_view(p, dev.new_values.get(), Device::cuda()),
+                         TensorView(dev.slots.get(), DType::kInt64, {p.tokens}, Device::cuda()));
+        },
+        ErrorKind::kValue, {pool, "16-byte aligned"});
+    const int64_t hd = shape.head_dim;
+    expect_error(
+        [&] {
+          paged_attention_decode(TensorView(dev.out.get(), shape.dtype, {p.seqs(), p.q_heads(), hd}, Device::cuda()),
+                                 TensorView(dev.query.get(), shape.dtype, {p.seqs(), p.q_heads(), hd}, Device::cuda()),
+                                 cache, TensorView(dev.tables.get(), DType::kInt32, {p.seqs(), p.max_blocks}, Device::cuda()),
+                                 TensorView(dev.lens.get(), DType::kInt32, {p.seqs()}, Device::cuda()), 0.1f);
+        },
+        ErrorKind::kValue, {pool, "16-byte aligned"});
   }
 }
 
