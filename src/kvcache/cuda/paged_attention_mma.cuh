@@ -1,38 +1,42 @@
 // paged_attention_mma.cuh — the decode attention kernel on tensor cores
 // (mma.sync m16n8k16, sm_80+), for grouped-query attention: the query heads
-// that share a kv head are the 16 rows of the MMA's A operand, so each
-// cache element read feeds up to 16 heads at MMA rate instead of 16 FMAs.
+// that share a kv head are the 8 columns (N side) of the MMAs, so each cache
+// element read feeds up to 8 heads at MMA rate instead of 8 FMAs, and a
+// group of 4–8 wastes at most half of each MMA (as the 16 A rows it wasted
+// three quarters at a group of 4).
 //
-// A CTA takes (sequence, kv head, up to 16 of its query heads, partition),
-// like paged_attention_kernel.cuh; each of its kWarps warps takes groups of
-// 16 tokens (g = warp, warp + kWarps, …) with its own running max, sum and
-// output, merged across the warps at the end. Per group, g = lane / 4,
-// t = lane % 4:
+// A CTA takes (sequence, kv head, up to 8 · kHeadBlocks of its query heads,
+// partition), like paged_attention_kernel.cuh; each of its kWarps warps
+// takes groups of 16 tokens (g = warp, warp + kWarps, …) with its own
+// running max, sum and output, merged across the warps at the end. Per
+// group, g = lane / 4, t = lane % 4:
 //
-//   S = Q·Kᵀ   two m16n8k16 n-blocks of 8 tokens, head_dim / 16 k-steps. The
-//              dot product does not care in which order it sums the dims,
-//              so k-step kk's operand slots 2t, 2t+1, 2t+8, 2t+9 are
-//              elements 4kk + 0…3 of lane t's chunk of the token (g, and
-//              g + 8): D/4 elements in 16-byte pieces t, t + 4, … of the
-//              head vector (key_dim), so the token's four lanes read 64
-//              contiguous bytes per load. Q's A fragments use the same map.
-//   softmax    online, per row (head), in log2 units; logits of tokens past
-//              the partition's end are −inf.
-//   O += P·V   P's A fragments are S's accumulators (the FlashAttention-2
-//              register reuse: c of n-blocks 0/1 = a of k 0…7 / 8…15), each
-//              weight w = p · s_v split as hi + lo in the operand dtype (two
-//              MMAs: w to about 2^-17, not the 2^-9 of one bf16). The output
-//              dims are n-blocks of 8; dim slot n of n-block nb is the dim
-//              n·(D/8) + nb, so each lane loads the D/8 contiguous elements
-//              at g·(D/8) of its four tokens 2t, 2t+1, 2t+8, 2t+9.
+//   Sᵀ = K·Qᵀ  the 16 tokens are the A rows (g, g + 8), the heads the B
+//              columns, head_dim / 16 k-steps. The dot product does not care
+//              in which order it sums the dims, so k-step kk's operand slots
+//              2t, 2t+1, 2t+8, 2t+9 are elements 4kk + 0…3 of lane t's chunk
+//              of the token: D/4 elements in 16-byte pieces t, t + 4, … of
+//              the head vector (key_dim), so the token's four lanes read 64
+//              contiguous bytes per load. Q's B fragments use the same map.
+//   softmax    online, per head column (its 16 tokens over the 8 lanes g),
+//              in log2 units; logits of tokens past the partition's end are
+//              −inf.
+//   Oᵀ += Vᵀ·Pᵀ  the dims are the A rows, the tokens the k: dim tile mt's
+//              rows g, g + 8 are the dims g·(D/8) + 2mt, + 1, so each lane
+//              loads the D/8 contiguous elements at g·(D/8) of its four
+//              tokens 2t, 2t+1, 2t+8, 2t+9. Pᵀ's B fragments are Sᵀ's
+//              accumulators transposed by movmatrix (a lane's pairs are an
+//              8×8 tile in the m8n8 layout), each weight w = p · s_v split
+//              as hi + lo in the operand dtype (two MMAs: w to about 2^-17,
+//              not the 2^-9 of one bf16).
 //
 // Operands: codes and 16-bit values are exact in the operand dtype (int8 and
-// fp8 e4m3 in bf16 and fp16), Q is the query itself, so S is the exact dot
-// product summed in fp32; the scales multiply S's columns (s_k) and the
-// weights (s_v). QK runs in fp16 for a quantized cache (a bf16 query scaled
-// by a power of two per head, query_exponent) and in the cache's dtype
-// otherwise; PV in bf16 for a quantized cache (its weights p · s_v span any
-// range) and in the cache's dtype otherwise.
+// fp8 e4m3 in bf16 and fp16), Q is the query itself (or 2^e times it), so S
+// is the exact dot product summed in fp32; the scales multiply S's rows
+// (s_k) and the weights (s_v). QK runs in fp16 for a quantized cache (a bf16
+// query scaled by a power of two per head, query_exponent) and in the
+// cache's dtype otherwise; PV in bf16 for a quantized cache (its weights
+// p · s_v span any range) and in the cache's dtype otherwise.
 #pragma once
 
 #include <cuda_bf16.h>
