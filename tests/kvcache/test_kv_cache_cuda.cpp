@@ -143,9 +143,8 @@ TEST_P(PagedAttentionCuda, MatchesCpuUnsplitAndSplit) {
   CudaBuffer ws(static_cast<size_t>(ws_bytes));
   ws.poison();
   const TensorView ws_v(ws.get(), DType::kUInt8, {ws_bytes}, Device::cuda());
-  // Both kernels (the tensor-core one takes head_dim 64 and 128).
+  // Both kernels.
   for (const auto kernel : {detail::AttentionKernel::kCudaCores, detail::AttentionKernel::kTensorCores}) {
-    if (kernel == detail::AttentionKernel::kTensorCores && c.head_dim > 128) continue;
     const detail::AttentionKernelOverride force(kernel);
     const std::string name = kernel == detail::AttentionKernel::kCudaCores ? "CUDA cores" : "tensor cores";
     std::vector<uint16_t> gpu;

@@ -23,12 +23,12 @@ inline AttentionShape attention_shape(const std::vector<int64_t>& s) {
 // grouped-query) at batch 1 … 128 and contexts 1K … 32K, Llama-2-7B's
 // (32 × 32: multi-head) at a few of them, and two wider groups: Llama-3-70B's
 // 64 over 8 (8 per kv head) and 64 over 4 (16, the tensor-core kernel's two
-// n-blocks of heads).
+// n-blocks of heads), and Gemma-2-9B's head_dim 256 (16 over 8).
 inline std::vector<std::vector<int64_t>> default_attention_shapes() {
   return {{1, 4096, 32, 8, 128},   {1, 32768, 32, 8, 128}, {8, 1024, 32, 8, 128},  {8, 8192, 32, 8, 128},
           {32, 1024, 32, 8, 128},  {32, 4096, 32, 8, 128}, {64, 2048, 32, 8, 128}, {128, 1024, 32, 8, 128},
           {128, 4096, 32, 8, 128}, {8, 4096, 32, 32, 128}, {64, 1024, 32, 32, 128}, {32, 4096, 64, 8, 128},
-          {32, 2048, 64, 4, 128}};
+          {32, 2048, 64, 4, 128},  {32, 4096, 16, 8, 256}};
 }
 
 }  // namespace qgemm::tools

@@ -29,7 +29,12 @@ int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
 // share a kv head: the group's heads are its MMAs' N side, so the
 // multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
 // behind (at G = 8 they need more FMA issue than the SM has to keep up with
-// the DRAM). head_dim 256 needs twice its accumulator registers: CUDA cores.
+// the DRAM). At head_dim 256 it spills a little (ptxas, sm_90a: 32–152
+// bytes over a quantized cache, 544 over bf16) and is still far ahead of the
+// CUDA-core kernel, whose 8-head tile idles 6 of 8 heads at a group of 2
+// (H200, 32 × 4096 tokens, 16 over 8 heads, the experiment harness of
+// bench/results/attention-h200-kernel-experiment.txt, section 10: int8
+// 164.5 against 676 µs, fp8 219.7 against 676, bf16 651 against 746).
 // A group of 1 uses one column of 8 (H200, ecc426e, `qgemm bench attention`,
 // MHA 32 × 32 heads at 1 × 4096 … 64 × 1024 tokens, µs tensor / CUDA cores):
 //  - head_dim 128, int8: tensor cores at every shape, 1.03–1.29× (8 × 4096:
@@ -39,17 +44,18 @@ int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
 //    CUDA-core grid is under its 6 resident CTAs per SM (it would split;
 //    bf16 8 × 4096: 128.1 / 137.6), equal or 1.01–1.16× slower above (fp8
 //    64 × 1024: 219.8 / 190.1);
-//  - head_dim 64 (16 × 16 heads, 8 × 4096): CUDA cores, 1.02–1.21× faster.
+//  - head_dim 64 (16 × 16 heads, 8 × 4096): CUDA cores, 1.02–1.21× faster;
+//  - head_dim 256: CUDA cores (not measured on the tensor-core kernel).
 constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72 registers
 bool use_tensor_cores(DType cache_dtype, int64_t group, int64_t head_dim, int64_t single_head_ctas, int sms) {
-  if (head_dim > 128) return false;
   if (group >= 2) return true;
-  if (head_dim < 128) return false;
+  if (head_dim != 128) return false;
   return cache_dtype == DType::kInt8 || single_head_ctas < static_cast<int64_t>(kResidentSingleHeadCtas) * sms;
 }
 // Its heads per CTA: one n-block of 8 up to a group of 8, else two (16 per
-// CTA, several CTAs per kv head beyond 16).
-int mma_head_tile(int64_t group) { return group <= 8 ? 8 : 16; }
+// CTA, several CTAs per kv head beyond 16); at head_dim 256 always one
+// (paged_attention_launch.cuh).
+int mma_head_tile(int64_t group, int64_t head_dim) { return group <= 8 || head_dim > 128 ? 8 : 16; }
 // -----------------------------------------------------------------------------
 
 std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
@@ -101,11 +107,10 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
   const AttentionKernel forced = forced_kernel.load();
   const int sms = cuda_device_info(args.device.index).sm_count;
   const bool tensor_cores =
-      cache.head_dim <= 128 &&
-      (forced == AttentionKernel::kAuto
-           ? use_tensor_cores(cache.dtype, group, cache.head_dim, args.num_seqs * cache.kv_heads * group, sms)
-           : forced == AttentionKernel::kTensorCores);
-  const int tile = tensor_cores ? mma_head_tile(group) : head_tile(group);
+      forced == AttentionKernel::kAuto
+          ? use_tensor_cores(cache.dtype, group, cache.head_dim, args.num_seqs * cache.kv_heads * group, sms)
+          : forced == AttentionKernel::kTensorCores;
+  const int tile = tensor_cores ? mma_head_tile(group, cache.head_dim) : head_tile(group);
   const int64_t head_chunks = (group + tile - 1) / tile;
   const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
   const int resident = tensor_cores ? kResidentTensorCoreCtas : tile == 1 ? kResidentSingleHeadCtas : kResidentTiledCtas;

@@ -13,8 +13,8 @@ namespace qgemm::detail::attention {
 
 struct Launch {
   dim3 grid;
-  bool tensor_cores;  // paged_attention_mma_kernel (head_dim 64 or 128), or paged_attention_kernel
-  int tile;  // query heads per CTA (paged_attention_cuda.cu): CUDA cores 1 or 8, tensor cores 8 or 16
+  bool tensor_cores;  // paged_attention_mma_kernel, or paged_attention_kernel
+  int tile;  // query heads per CTA (paged_attention_cuda.cu): CUDA cores 1 or 8, tensor cores 8 or 16 (≤ 128 dims)
   int head_dim;
   cudaStream_t stream;
   int device;
@@ -25,15 +25,17 @@ void launch_head_dim(const Params& params, const Launch& launch) {
   auto run = [&](auto kernel) {
     launch_pdl_kernel(kernel, launch.grid, dim3(kThreads), 0, launch.stream, launch.device, params);
   };
-  if constexpr (kHeadDim <= 128) {
-    if (launch.tensor_cores) {
-      if (launch.tile == 8) {
-        run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>);
-      } else {
+  if (launch.tensor_cores) {
+    // Two n-blocks (16 heads) only up to head_dim 128: at 256 the warps'
+    // staged outputs would pass the 48 KB of static shared memory.
+    if constexpr (kHeadDim <= 128) {
+      if (launch.tile == 16) {
         run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>);
+        return;
       }
-      return;
     }
+    run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>);
+    return;
   }
   if (launch.tile == 1) {
     run(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>);
