@@ -29,12 +29,11 @@ int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
 // share a kv head: the group's heads are its MMAs' N side, so the
 // multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
 // behind (at G = 8 they need more FMA issue than the SM has to keep up with
-// the DRAM). At head_dim 256 it spills a little (ptxas, sm_90a: 32–152
-// bytes over a quantized cache, 544 over bf16) and is still far ahead of the
-// CUDA-core kernel, whose 8-head tile idles 6 of 8 heads at a group of 2
-// (H200, 32 × 4096 tokens, 16 over 8 heads, the experiment harness of
-// bench/results/attention-h200-kernel-experiment.txt, section 10: int8
-// 164.5 against 676 µs, fp8 219.7 against 676, bf16 651 against 746).
+// the DRAM). At head_dim 256 it is far ahead of the CUDA-core kernel, whose
+// 8-head tile idles 6 of 8 heads at a group of 2 (H200, 32 × 4096 tokens,
+// 16 over 8 heads, the experiment harness of
+// bench/results/attention-h200-kernel-experiment.txt, sections 10–11: int8
+// 165 against 676 µs, fp8 196 against 676, bf16 258 against 746).
 // A group of 1 uses one column of 8 (H200, ecc426e, `qgemm bench attention`,
 // MHA 32 × 32 heads at 1 × 4096 … 64 × 1024 tokens, µs tensor / CUDA cores):
 //  - head_dim 128, int8: tensor cores at every shape, 1.03–1.29× (8 × 4096:

@@ -208,6 +208,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   constexpr int kVElems = kHeadDim / 8;
   constexpr int kElemBytes = Vec::kScaled ? 1 : 2;
   constexpr int kGroup = 16;
+  // The next group's loads in flight in registers while this one computes,
+  // except at 256 dims for fp8 and 16-bit vectors: there the second group's
+  // registers spill (ptxas: 152 / 544 bytes) and cost more than the overlap
+  // (H200, 32 × 4096 tokens, 16 over 8 heads: fp8 221 → 196 µs, bf16 650 →
+  // 258 without it; int8, 40 bytes of spills, 165 with it, 189 without;
+  // bench/results/attention-h200-kernel-experiment.txt, section 11).
+  constexpr bool kPrefetchGroup = kHeadDim <= 128 || kKind == CacheKind::kInt8;
 
   // The warps' outputs, dim g·D/8 + j at slot j·8 + g, rows padded by 4 so
   // that a store's 32 lanes (8 dims × 4 head pairs) hit 32 banks.
@@ -353,14 +360,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
   const int64_t first_group = begin + static_cast<int64_t>(warp) * kGroup;
   constexpr int64_t kGroupStride = static_cast<int64_t>(kWarps) * kGroup;
   __syncthreads();  // bad_block's reset before any fetch can set it
-  // Group i's data is loaded during group i − 1, its slots during group i − 2.
-  Fetch current;
-  if (first_group < end) fetch(lane_slot(first_group), current);
-  int32_t next_slots = lane_slot(first_group + kGroupStride);
-  for (int64_t group_begin = first_group; group_begin < end; group_begin += kGroupStride) {
-    Fetch next;
-    if (group_begin + kGroupStride < end) fetch(next_slots, next);
-    next_slots = lane_slot(group_begin + 2 * kGroupStride);
+  auto attend_group = [&](Fetch& current) {
     prepare(current);
 
     // Sᵀ = K·Qᵀ: rows tokens g, g + 8; columns heads 2t, 2t + 1 of n-block nb.
@@ -447,7 +447,28 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
         mma_m16n8k16<kPvBf16>(out[nb][mt], va, p_lo[nb]);
       }
     }
-    current = next;
+  };
+  if constexpr (kPrefetchGroup) {
+    // Group i's data is loaded during group i − 1, its slots during group i − 2.
+    Fetch current;
+    if (first_group < end) fetch(lane_slot(first_group), current);
+    int32_t next_slots = lane_slot(first_group + kGroupStride);
+    for (int64_t group_begin = first_group; group_begin < end; group_begin += kGroupStride) {
+      Fetch next;
+      if (group_begin + kGroupStride < end) fetch(next_slots, next);
+      next_slots = lane_slot(group_begin + 2 * kGroupStride);
+      attend_group(current);
+      current = next;
+    }
+  } else {
+    // Each group's data loaded at its turn (its slots one group ahead).
+    int32_t slots = lane_slot(first_group);
+    for (int64_t group_begin = first_group; group_begin < end; group_begin += kGroupStride) {
+      Fetch current;
+      fetch(slots, current);
+      slots = lane_slot(group_begin + kGroupStride);
+      attend_group(current);
+    }
   }
   allow_dependent_launch();
 
