@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/expect_error.h"
+#include "kvcache/attention_plan.h"
 #include "kvcache/kv_cache_args.h"
 #include "qgemm/kv_cache.h"
 
@@ -263,6 +264,37 @@ TEST(KvCacheSplit, AboutOneWaveInWholeGroups) {
       EXPECT_LT((split.partitions - 1) * split.partition_tokens, len) << "no empty partition";
     }
   }
+}
+
+// The CUDA backend's kernel choice (attention_plan.h), on an H200's 132 SMs.
+TEST(KvCachePlan, KernelHeadsAndResidentCtas) {
+  using detail::AttentionKernel;
+  using detail::attention_plan;
+  auto expect_plan = [](const detail::AttentionPlan& plan, bool tensor_cores, int heads, int resident,
+                        const char* what) {
+    EXPECT_EQ(plan.tensor_cores, tensor_cores) << what;
+    EXPECT_EQ(plan.heads_per_cta, heads) << what;
+    EXPECT_EQ(plan.resident_per_sm, resident) << what;
+  };
+  const auto kAuto = AttentionKernel::kAuto;
+  // Grouped heads: tensor cores, one n-block of 8 up to a group of 8, two above (not at head_dim 256).
+  expect_plan(attention_plan(DType::kInt8, 4, 128, 32, 8, 132, kAuto), true, 8, 2, "Llama-3-8B");
+  expect_plan(attention_plan(DType::kBFloat16, 8, 64, 1, 8, 132, kAuto), true, 8, 2, "group 8, d 64");
+  expect_plan(attention_plan(DType::kFloat8E4M3, 12, 128, 4, 2, 132, kAuto), true, 16, 2, "group 12");
+  expect_plan(attention_plan(DType::kFloat16, 12, 256, 4, 2, 132, kAuto), true, 8, 2, "group 12, d 256");
+  expect_plan(attention_plan(DType::kInt8, 2, 256, 32, 8, 132, kAuto), true, 8, 2, "Gemma-2-9B");
+  // Multi-head: int8 at head_dim 128 on tensor cores; fp8 / 16-bit only below 6 CUDA-core CTAs per SM.
+  expect_plan(attention_plan(DType::kInt8, 1, 128, 64, 32, 132, kAuto), true, 8, 2, "MHA int8, 2048 heads");
+  expect_plan(attention_plan(DType::kFloat8E4M3, 1, 128, 8, 32, 132, kAuto), true, 8, 2, "MHA fp8, 256 heads");
+  expect_plan(attention_plan(DType::kBFloat16, 1, 128, 24, 33, 132, kAuto), false, 1, 6, "MHA bf16, 792 heads");
+  expect_plan(attention_plan(DType::kBFloat16, 1, 128, 24, 32, 132, kAuto), true, 8, 2, "MHA bf16, 768 heads");
+  expect_plan(attention_plan(DType::kInt8, 1, 64, 8, 16, 132, kAuto), false, 1, 6, "MHA d 64");
+  expect_plan(attention_plan(DType::kInt8, 1, 256, 8, 16, 132, kAuto), false, 1, 6, "MHA d 256");
+  // A forced kernel, whatever the rule says.
+  expect_plan(attention_plan(DType::kInt8, 4, 128, 32, 8, 132, AttentionKernel::kCudaCores), false, 8, 2,
+              "forced CUDA cores");
+  expect_plan(attention_plan(DType::kInt8, 1, 256, 8, 16, 132, AttentionKernel::kTensorCores), true, 8, 2,
+              "forced tensor cores");
 }
 
 TEST(KvCacheValidation, WorkspaceBytes) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kvcache/attention_plan.h"
 #include "kvcache/kv_cache_args.h"
 
 namespace qgemm::detail {
@@ -10,14 +11,8 @@ namespace qgemm::detail {
 void kv_cache_write_cuda(const KvWriteArgs& args);         // kv_cache_write_cuda.cu
 void paged_attention_cuda(const PagedAttentionArgs& args);  // paged_attention_cuda.cu
 
-// The two attention kernels (paged_attention_cuda.cu has the rule between them).
-enum class AttentionKernel : uint8_t {
-  kAuto,
-  kCudaCores,    // paged_attention_kernel.cuh: any group size and head_dim
-  kTensorCores,  // paged_attention_mma.cuh: head_dim 64 or 128
-};
 // For tests and benchmarks: while one is alive, paged_attention_cuda runs
-// `kernel` where it can (the tensor-core kernel is skipped at head_dim 256).
+// `kernel` (AttentionKernel and the rule it overrides: attention_plan.h).
 // Process-wide; not for concurrent use.
 class AttentionKernelOverride {
  public:

@@ -1,6 +1,7 @@
-// CUDA paged_attention_decode: the launch table, the dispatch, and the
-// kernel that combines the partitions of a split sequence
-// (paged_attention_kernel.cuh has the attention kernel itself).
+// CUDA paged_attention_decode: the launch of the plan (attention_plan.h has
+// the rule between the kernels), the split over a workspace, and the kernel
+// that combines the partitions of a split sequence (paged_attention_mma.cuh
+// and paged_attention_kernel.cuh have the attention kernels themselves).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -17,46 +18,6 @@
 namespace qgemm::detail {
 namespace {
 
-// ---- Launch configuration --------------------------------------------------
-// Query heads per CTA. Every query head of a kv head's group shares the
-// cache reads, so one CTA takes up to 8 of them (the register tile of
-// q and the output: 2 × 8 × 8 floats per lane); a group of 1 (multi-head
-// attention) takes the 1-head tile, without the other 7 heads' registers.
-// Groups of more than 8 take several CTAs, each reading the cache.
-constexpr int kHeadTile = 8;
-int head_tile(int64_t group) { return group == 1 ? 1 : kHeadTile; }
-// The tensor-core kernel (paged_attention_mma.cuh) where several query heads
-// share a kv head: the group's heads are its MMAs' N side, so the
-// multiply-adds per cache byte, G · 4 for int8, leave the CUDA cores' rate
-// behind (at G = 8 they need more FMA issue than the SM has to keep up with
-// the DRAM). At head_dim 256 it is far ahead of the CUDA-core kernel, whose
-// 8-head tile idles 6 of 8 heads at a group of 2 (H200, 32 × 4096 tokens,
-// 16 over 8 heads, the experiment harness of
-// bench/results/attention-h200-kernel-experiment.txt, sections 10–11: int8
-// 165 against 676 µs, fp8 196 against 676, bf16 258 against 746).
-// A group of 1 uses one column of 8 (H200, ecc426e, `qgemm bench attention`,
-// MHA 32 × 32 heads at 1 × 4096 … 64 × 1024 tokens, µs tensor / CUDA cores):
-//  - head_dim 128, int8: tensor cores at every shape, 1.03–1.29× (8 × 4096:
-//    94.4 / 122.1), the CUDA-core kernel's code widening costs more than
-//    the idle columns;
-//  - head_dim 128, fp8 and 16-bit: tensor cores 1.07–1.18× faster while the
-//    CUDA-core grid is under its 6 resident CTAs per SM (it would split;
-//    bf16 8 × 4096: 128.1 / 137.6), equal or 1.01–1.16× slower above (fp8
-//    64 × 1024: 219.8 / 190.1);
-//  - head_dim 64 (16 × 16 heads, 8 × 4096): CUDA cores, 1.02–1.21× faster;
-//  - head_dim 256: CUDA cores (not measured on the tensor-core kernel).
-constexpr int kResidentSingleHeadCtas = 6;  // CUDA cores, 1 head: ~72 registers
-bool use_tensor_cores(DType cache_dtype, int64_t group, int64_t head_dim, int64_t single_head_ctas, int sms) {
-  if (group >= 2) return true;
-  if (head_dim != 128) return false;
-  return cache_dtype == DType::kInt8 || single_head_ctas < static_cast<int64_t>(kResidentSingleHeadCtas) * sms;
-}
-// Its heads per CTA: one n-block of 8 up to a group of 8, else two (16 per
-// CTA, several CTAs per kv head beyond 16); at head_dim 256 always one
-// (paged_attention_launch.cuh).
-int mma_head_tile(int64_t group, int64_t head_dim) { return group <= 8 || head_dim > 128 ? 8 : 16; }
-// -----------------------------------------------------------------------------
-
 std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 // Partitions (with a workspace: flash-decoding's split, combined by a second
 // kernel). Enough partitions per (sequence, kv head) that the grid is about
@@ -65,11 +26,9 @@ std::atomic<AttentionKernel> forced_kernel{AttentionKernel::kAuto};
 // trip); measured on the H200, 32 × 4096 tokens of Llama-3-8B took 339 µs in
 // 2048 CTAs of 512 tokens and 251 µs in the 256 unsplit ones — but at
 // least kMinPartitionTokens (256, kv_cache_args.h) tokens each. Without a
-// workspace one CTA walks its sequence whole.
-//   resident CTAs per SM: registers (ptxas, sm_90a) over the 64 K of an SM
-constexpr int kResidentTensorCoreCtas = 2;  // ≤ 220 registers × 128 threads
-constexpr int kResidentTiledCtas = 2;       // CUDA cores, 8-head tile: ~190
-// (attention_split in kv_cache_args.h turns them into the partitions.)
+// workspace one CTA walks its sequence whole. The CTAs per SM come with the
+// plan (attention_plan.h); attention_split in kv_cache_args.h turns them
+// into the partitions.
 
 // out[s, h, :] = Σ_p acc_p · 2^(m_p − M) / Σ_p sum_p · 2^(m_p − M), M = max_p m_p.
 // One block of head_dim threads per (sequence, query head).
@@ -103,20 +62,15 @@ AttentionKernelOverride::~AttentionKernelOverride() { forced_kernel.store(previo
 void paged_attention_cuda(const PagedAttentionArgs& args) {
   const KvCacheLayout& cache = args.cache;
   const int64_t group = args.group_size();
-  const AttentionKernel forced = forced_kernel.load();
   const int sms = cuda_device_info(args.device.index).sm_count;
-  const bool tensor_cores =
-      forced == AttentionKernel::kAuto
-          ? use_tensor_cores(cache.dtype, group, cache.head_dim, args.num_seqs * cache.kv_heads * group, sms)
-          : forced == AttentionKernel::kTensorCores;
-  const int tile = tensor_cores ? mma_head_tile(group, cache.head_dim) : head_tile(group);
+  const AttentionPlan plan =
+      attention_plan(cache.dtype, group, cache.head_dim, args.num_seqs, cache.kv_heads, sms, forced_kernel.load());
+  const int tile = plan.heads_per_cta;
   const int64_t head_chunks = (group + tile - 1) / tile;
   const int64_t ctas = args.num_seqs * cache.kv_heads * head_chunks;
-  const int resident = tensor_cores ? kResidentTensorCoreCtas : tile == 1 ? kResidentSingleHeadCtas : kResidentTiledCtas;
   int64_t partitions = 1, partition_tokens = args.max_seq_len;
   if (args.workspace != nullptr) {
-    const AttentionSplit split =
-        attention_split(ctas, resident, sms, args.max_seq_len);
+    const AttentionSplit split = attention_split(ctas, plan.resident_per_sm, sms, args.max_seq_len);
     partitions = split.partitions;
     partition_tokens = split.partition_tokens;
   }
@@ -154,7 +108,7 @@ void paged_attention_cuda(const PagedAttentionArgs& args) {
     params.ws_stats = params.ws_acc + args.num_seqs * args.q_heads * partitions * cache.head_dim;
   }
   const cudaStream_t stream = as_cuda_stream(args.stream);
-  const attention::Launch launch{dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(partitions)), tensor_cores, tile,
+  const attention::Launch launch{dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(partitions)), plan.tensor_cores, tile,
                                  static_cast<int>(cache.head_dim), stream, args.device.index};
   switch (cache.dtype) {
     case DType::kInt8: attention::launch_int8(args.dtype, params, launch); break;
