@@ -29,6 +29,9 @@ QGEMM_HD float bits_float(uint32_t u) {
   return f;
 }
 
+// 2^k for k in [−126, 127], built from its bits.
+QGEMM_HD float pow2i(int k) { return bits_float(static_cast<uint32_t>(k + 127) << 23); }
+
 // Round the integer `value` right by `shift` bits (1..31), ties to even.
 QGEMM_HD uint32_t shift_right_round_even(uint32_t value, uint32_t shift) {
   const uint32_t kept = value >> shift;

@@ -38,9 +38,6 @@ QGEMM_HD float f_sqrt(float a) { return std::sqrt(a); }
 QGEMM_HD float f_round_even(float a) { return std::nearbyint(a); }
 #endif
 
-// 2^k for k in [−126, 127], built from its bits.
-QGEMM_HD float pow2i(int k) { return numeric::bits_float(static_cast<uint32_t>(k + 127) << 23); }
-
 // e^x, faithful (≲ 2 ulp): n = rne(x·log2 e), r = x − n·ln2 in two parts
 // (Cody–Waite, Cephes constants; n·C1 is exact), e^r by its Taylor series to
 // degree 7 (|r| ≤ 0.35: truncation < 1e-8 relative), times 2^n applied in two
@@ -62,7 +59,7 @@ QGEMM_HD float exp_f32(float x) {
   p = f_fma(p, r, 1.0f);
   const int ni = static_cast<int>(n);  // [−150, 128]
   const int half = ni / 2;
-  return f_mul(f_mul(p, pow2i(half)), pow2i(ni - half));
+  return f_mul(f_mul(p, numeric::pow2i(half)), numeric::pow2i(ni - half));
 }
 
 // silu(g) = g / (1 + e^−g).

@@ -181,6 +181,29 @@ __device__ __forceinline__ bool writes_head(int sub) {
   return (sub & copies_mask) == 0;
 }
 
+// Dim d of query head `head`, once a CTA's warps are merged (both attention
+// kernels): with one partition the output itself, total / sum (L = 0 gives
+// 0: sum 0, total 0; a bad sequence NaN); else the partition's unnormalized
+// total and, once per head, its (max, sum) for the combine kernel. max_logit
+// and sum are references so that shared-memory operands are read only on the
+// branch that uses them.
+template <DType kDtype, int kHeadDim>
+__device__ __forceinline__ void store_head_result(const Params& p, int64_t seq, int head, int partition, int d,
+                                                  float total, const float& max_logit, const float& sum, bool bad) {
+  if (p.partitions == 1) {
+    const float value = bad ? NAN : sum > 0.0f ? total / sum : 0.0f;
+    static_cast<typename FloatAccess<kDtype>::Storage*>(p.out)[seq * p.out_seq_stride + head * p.out_head_stride + d] =
+        FloatAccess<kDtype>::from_float(value);
+  } else {
+    const int64_t at = (seq * p.q_heads + head) * p.partitions + partition;
+    p.ws_acc[at * kHeadDim + d] = bad ? NAN : total;
+    if (d == 0) {
+      p.ws_stats[2 * at] = max_logit;
+      p.ws_stats[2 * at + 1] = bad ? NAN : sum;
+    }
+  }
+}
+
 template <CacheKind kKind, DType kDtype, int kHeadDim, int kTile>
 __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
   using Vec = CacheVector<kKind>;
@@ -370,21 +393,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(Params p) {
     float total = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) total += partial[(w * kTile + h) * kHeadDim + d];
-    const int head = first_head + h;
-    if (p.partitions == 1) {
-      // One partition: the whole sequence. L = 0 gives 0 (sum 0, acc 0).
-      const float sum = running_sum[h];
-      const float value = bad ? NAN : sum > 0.0f ? total / sum : 0.0f;
-      static_cast<T*>(p.out)[seq * p.out_seq_stride + head * p.out_head_stride + d] =
-          FloatAccess<kDtype>::from_float(value);
-    } else {
-      const int64_t at = (seq * p.q_heads + head) * p.partitions + partition;
-      p.ws_acc[at * kHeadDim + d] = bad ? NAN : total;
-      if (d == 0) {
-        p.ws_stats[2 * at] = running_max[h];
-        p.ws_stats[2 * at + 1] = bad ? NAN : running_sum[h];
-      }
-    }
+    store_head_result<kDtype, kHeadDim>(p, seq, first_head + h, partition, d, total, running_max[h], running_sum[h],
+                                        bad);
   }
 }
 

@@ -47,9 +47,14 @@
 
 #include "core/cuda_launch.cuh"
 #include "core/cuda_mma.cuh"
+#include "core/numeric.h"
 #include "kvcache/cuda/paged_attention_kernel.cuh"
 
 namespace qgemm::detail::attention {
+
+// A 16-bit cache vector is already the MMA operand of its own dtype.
+template <CacheKind kKind, bool kBf16>
+constexpr bool kOperandDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
 
 // The words a lane holds of one token's vector: kElems elements, in 16-byte
 // pieces kPieceStride bytes apart (16: contiguous). int8 codes are kept
@@ -100,8 +105,7 @@ struct LaneVector {
   // Elements i, i + 1 (i even) as one operand register of the given dtype.
   template <bool kBf16>
   __device__ __forceinline__ uint32_t pair(int i) const {
-    constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
-    if constexpr (kSameDtype) {
+    if constexpr (kOperandDtype<kKind, kBf16>) {
       return w[i / 2];
     } else if constexpr (kKind == CacheKind::kInt8 && !kBf16) {
       // fp16 bits 0x64uu are 1024 + u exactly, and u = code + 128 (the
@@ -124,8 +128,7 @@ struct LaneVector {
 template <bool kBf16, CacheKind kKind, int kElems, int kStride>
 __device__ __forceinline__ uint32_t token_pair(const LaneVector<kKind, kElems, kStride>& a,
                                                const LaneVector<kKind, kElems, kStride>& b, int i) {
-  constexpr bool kSameDtype = (kKind == CacheKind::kBFloat16 && kBf16) || (kKind == CacheKind::kHalf && !kBf16);
-  if constexpr (kSameDtype) {
+  if constexpr (kOperandDtype<kKind, kBf16>) {
     return __byte_perm(a.w[i / 2], b.w[i / 2], i % 2 == 0 ? 0x5410 : 0x7632);
   } else {
     return pack_half2<kBf16>(a.element(i), b.element(i));
@@ -167,9 +170,6 @@ __device__ __forceinline__ int query_exponent(float max_abs) {
   const int biased = static_cast<int>(__float_as_uint(max_abs) >> 23 & 0xffu);  // floor(log2) + 127
   return min(14 - (biased - 127), 126);  // a subnormal max (biased 0) stays below 2^14
 }
-__device__ __forceinline__ float exp2_int(int e) {  // 2^e, e in [−126, 127]
-  return __uint_as_float(static_cast<uint32_t>(e + 127) << 23);
-}
 
 // Two 16-bit values of an 8×8 matrix held in the m8n8 fragment layout
 // (lane g·4 + t: row g, columns 2t, 2t + 1), transposed: the lane then holds
@@ -192,8 +192,9 @@ struct GroupFetch {
 
 // kHeadBlocks: n-blocks of 8 query heads per CTA (1: groups up to 8, 2: up to 16).
 // kMinCtasPerSm: __launch_bounds__'s second argument (register budget). Two:
-// ptxas fits every build in it without spills (sm_90a: 204 registers for an
-// int8 cache, 220 for bf16, one n-block); three (≤ 168 registers) was 3 %
+// up to head_dim 128 ptxas fits every build in it without spills (sm_90a:
+// 204 registers for an int8 cache, 220 for bf16, one n-block; at 256, int8
+// spills 40 bytes, kPrefetchGroup below); three (≤ 168 registers) was 3 %
 // slower for int8 and spilled for fp8 (H200, 32 × 4096 tokens, group 4).
 template <CacheKind kKind, DType kDtype, int kHeadDim, int kHeadBlocks, int kMinCtasPerSm = 2>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_kernel(Params p) {
@@ -274,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
         max_abs[nb] = fmaxf(max_abs[nb], __shfl_xor_sync(0xffffffffu, max_abs[nb], 2));
         exponent = query_exponent(max_abs[nb]);
       }
-      const float scale = exp2_int(exponent);
+      const float scale = numeric::pow2i(exponent);
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
 #pragma unroll
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
       }
 #pragma unroll
       for (int e = 0; e < 2; ++e) {  // head 8nb + 2t + e's exponent, from its lanes (g = 2t + e)
-        head_log2[nb][e] = p.scale_log2 * exp2_int(-__shfl_sync(0xffffffffu, exponent, 4 * (2 * t + e)));
+        head_log2[nb][e] = p.scale_log2 * numeric::pow2i(-__shfl_sync(0xffffffffu, exponent, 4 * (2 * t + e)));
       }
     }
   }
@@ -508,19 +509,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) paged_attention_mma_k
       sum += warp_sum[wi][h] * factor;
       total += warp_out[wi][h][slot] * factor;
     }
-    const int head = first_head + h;
-    if (p.partitions == 1) {
-      const float value = bad ? NAN : sum > 0.0f ? total / sum : 0.0f;
-      static_cast<T*>(p.out)[seq * p.out_seq_stride + head * p.out_head_stride + d] =
-          FloatAccess<kDtype>::from_float(value);
-    } else {
-      const int64_t at = (seq * p.q_heads + head) * p.partitions + partition;
-      p.ws_acc[at * kHeadDim + d] = bad ? NAN : total;
-      if (d == 0) {
-        p.ws_stats[2 * at] = merged_max;
-        p.ws_stats[2 * at + 1] = bad ? NAN : sum;
-      }
-    }
+    store_head_result<kDtype, kHeadDim>(p, seq, first_head + h, partition, d, total, merged_max, sum, bad);
   }
 }
 
