@@ -15,7 +15,7 @@
 # gemm-h200-sweep-tiles-844a3ae.json), so fit medians over many shapes and
 # check a change in an interleaved A/B (--rounds, --cooldown).
 set -uo pipefail
-kernels=${KERNELS:-sm90-128x256-coop,sm90-128x256-coop-1x2,sm90-128x128-pingpong,sm90-fp8-128x192-coop,sm90-fp8-128x128-coop,sm90-128x256-coop-1x2-streamk}
+kernels=${KERNELS:-sm90-128x256-coop,sm90-128x256-coop-1x2,sm90-128x128-pingpong,sm90-128x192-coop,sm90-fp8-128x128-coop,sm90-128x256-coop-1x2-streamk}
 nk=(6144x4096 4096x4096 28672x4096 4096x14336 10240x8192 8192x8192 57344x8192 8192x28672)
 parts=/tmp/qgemm-tiles
 rm -rf "$parts" && mkdir -p "$parts"

@@ -15,7 +15,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Small1x2: return "sm90-64x64-pingpong-1x2";
     case GemmKernel::kSm90Small2x1: return "sm90-64x64-pingpong-2x1";
     case GemmKernel::kSm90Narrow2x1: return "sm90-64x128-pingpong-2x1";
-    case GemmKernel::kSm90Wide192: return "sm90-fp8-128x192-coop";
+    case GemmKernel::kSm90Wide192: return "sm90-128x192-coop";
     case GemmKernel::kSm90Coop128: return "sm90-fp8-128x128-coop";
     case GemmKernel::kSm90Wide1x2: return "sm90-128x256-coop-1x2";
     case GemmKernel::kSm90StreamK: return "sm90-128x256-coop-1x2-streamk";

@@ -299,8 +299,9 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast fp8 kernels are sm_90a";
   int ran = 0;
   for (detail::GemmKernel kernel :
-       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow,
-        detail::GemmKernel::kSm90Small1x2, detail::GemmKernel::kSm90Small2x1}) {
+       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Wide192, detail::GemmKernel::kSm90Wide1x2,
+        detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow, detail::GemmKernel::kSm90Small1x2,
+        detail::GemmKernel::kSm90Small2x1}) {
     for (const FastShape& s : {FastShape{1, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {
         for (int granularity = 0; granularity < 4; ++granularity) {

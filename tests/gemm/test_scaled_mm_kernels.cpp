@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/cuda_buffer.h"
+#include "gemm/cuda/dispatch_table.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_compare.h"
@@ -79,13 +80,15 @@ TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
     EXPECT_EQ(ran_int8 + ran_fp8, static_cast<int>(epilogue_cases(kc.m, kc.n, kc.k).size()))
         << "the Hopper decode kernel refused a case it must take";
   }
+  if (detail::is_sm90_tma_kernel(kc.kernel) && kc.kernel != GemmKernel::kSm90Coop128 && sm90a_kernels_expected()) {
+    EXPECT_GT(ran_int8, 0) << "the int8 build of " << detail::gemm_kernel_name(kc.kernel) << " did not run";
+  }
   if (ran_int8 + ran_fp8 == 0) GTEST_SKIP() << detail::gemm_kernel_name(kc.kernel) << " does not run on this GPU";
 }
 
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> cases;
-  // kSm90Wide192 and kSm90Coop128 are built for precise fp8 only: their int8
-  // cases are skipped.
+  // kSm90Coop128 is built for precise fp8 only: its int8 cases are skipped.
   // K = 80, 208, 528 give the precise fp8 mainloops 1, 2 and 5 k-tiles: the
   // overlapped promotion's single-tile, even and odd endings.
   const GemmKernel kernels[] = {GemmKernel::kFallback,   GemmKernel::kSkinny,     GemmKernel::kSm90Wide,

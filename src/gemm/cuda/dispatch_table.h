@@ -556,7 +556,8 @@ constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
 // sm90_streamk_*.cu for kSm90StreamK): int8's Hopper tiles.
 constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
-  return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide1x2 || kernel == GemmKernel::kSm90Square ||
+  return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide192 || kernel == GemmKernel::kSm90Wide1x2 ||
+         kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
          kernel == GemmKernel::kSm90StreamK;
 }

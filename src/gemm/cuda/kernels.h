@@ -22,7 +22,7 @@ enum class GemmKernel : uint8_t {
   kSm90Small1x2,  // 64×64×128, cluster 1×2, ping-pong
   kSm90Small2x1,  // 64×64×128, cluster 2×1, ping-pong
   kSm90Narrow2x1,  // 64×128×128, cluster 2×1, ping-pong (int8; precise fp8 runs its kSm90Square, the same tile)
-  kSm90Wide192, // precise fp8 only: 128×192×128, cluster 2×1, cooperative
+  kSm90Wide192, // 128×192×128, cluster 2×1, cooperative
   kSm80Large,  // 128×128×64, 3 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
   kSm80Small,  // 64×128×64, 4 stages, mma.sync (int8: sm_80 code; fp8: sm_89 code)
   kSm90Direct,  // outputs TMA cannot store (N or ldo not a multiple of 8, unaligned out): kSm90Square's
@@ -46,7 +46,7 @@ bool sm90_int8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_int8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Wide1x2,
+// fp8 with fast accumulation (args.fp8_fast_accum): kSm90Wide, kSm90Wide192, kSm90Wide1x2,
 // kSm90Square, kSm90Narrow, kSm90Small1x2 and kSm90Small2x1 on the int8 tiles
 // (sm90_configs.h); false for any other kernel.
 bool sm90_fp8fast_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);

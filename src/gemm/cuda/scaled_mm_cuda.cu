@@ -92,7 +92,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     }
     if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
     // Fast accumulation: every config on int8's tiles has a fast variant;
-    // kSm90Wide192 and kSm90Coop128 do not (false: the caller falls back).
+    // kSm90Coop128 does not (false: the caller falls back).
     if (args.fp8_fast_accum) {
       return bf16 ? sm90_fp8fast_bf16(kernel, args, info.sm_count) : sm90_fp8fast_fp16(kernel, args, info.sm_count);
     }

@@ -144,10 +144,14 @@ using Fp8Square = Config<Shape<_64, _128, _128>, Shape<_2, _1, _1>, cutlass::gem
 using Fp8Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                          cutlass::epilogue::TmaWarpSpecialized, 1>;
 
-// kSm90Wide192 (precise fp8 only) — 128×192×128 cooperative, cluster 2×1,
-// promoting in 2 slices of 96 columns (96 + 2 × 48 registers). Between the
+// kSm90Wide192 — 128×192×128 cooperative, cluster 2×1; precise fp8
+// promotes in 2 slices of 96 columns (96 + 2 × 48 registers). Between the
 // other two in tile size: where neither 128×256 nor 128×128 tiles fill
-// their waves well (384×10240×8192: 75.5 µs against 92.6 and 97.4).
+// their waves well (precise fp8 384×10240×8192: 75.5 µs against 92.6 and
+// 97.4). int8 and fast fp8 run the same tile with one accumulator set (96
+// registers), for the same reason (dispatch_table.h, kSm90Int8Tiles).
+using Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
@@ -164,10 +168,14 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // kSm90Wide1x2 → FastWide1x2: the same with cluster 1×2 (= Wide1x2);
 // kSm90Square → FastSquare: 128×128×128 ping-pong, cluster 2×1 (= Square);
 // kSm90Narrow → FastNarrow: 64×128×128 ping-pong, cluster 1×2 (= Narrow);
-// kSm90Small1x2 / kSm90Small2x1 → FastSmall1x2 / FastSmall2x1 (64×64×128).
+// kSm90Small1x2 / kSm90Small2x1 → FastSmall1x2 / FastSmall2x1 (64×64×128);
+// kSm90Wide192 → FastWide192: 128×192×128 cooperative, cluster 2×1 (= Wide192).
 using Fp8FastWide = Config<Shape<_128, _256, _128>, Shape<_2, _1, _1>,
                            cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8FastWide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>,
+                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8FastWide1x2 = Config<Shape<_128, _256, _128>, Shape<_1, _2, _1>,
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;

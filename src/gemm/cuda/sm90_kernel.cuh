@@ -232,9 +232,8 @@ bool run_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
       return Kernel<std::conditional_t<kInt8, Small2x1, Fp8Small2x1>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Narrow2x1:  // precise fp8: its kSm90Square is this tile
       return Kernel<std::conditional_t<kInt8, Narrow2x1, Fp8Square>, Input, Output>::run(args, sm_count);
-    case GemmKernel::kSm90Wide192:  // precise fp8 only
-      if constexpr (kInt8) return false;
-      else return Kernel<Fp8Wide192, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide192:
+      return Kernel<std::conditional_t<kInt8, Wide192, Fp8Wide192>, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Coop128:  // precise fp8 only
       if constexpr (kInt8) return false;
       else return Kernel<Fp8Coop128, Input, Output>::run(args, sm_count);
@@ -253,13 +252,14 @@ bool run_direct(const ScaledMmArgs& args, int sm_count) {
 }
 
 // Runs the fast-accumulation fp8 config `kernel` names (Fp8FastWide /
-// Fp8FastWide1x2 / Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall1x2 / Fp8FastSmall2x1); false
+// Fp8FastWide192 / Fp8FastWide1x2 / Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall1x2 / Fp8FastSmall2x1); false
 // for other kernels. Instantiated only by sm90_fp8fast_*.cu.
 template <class Output>
 bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   using Input = cutlass::float_e4m3_t;
   switch (kernel) {
     case GemmKernel::kSm90Wide: return Kernel<Fp8FastWide, Input, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide192: return Kernel<Fp8FastWide192, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Wide1x2: return Kernel<Fp8FastWide1x2, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Square: return Kernel<Fp8FastSquare, Input, Output>::run(args, sm_count);
     case GemmKernel::kSm90Narrow: return Kernel<Fp8FastNarrow, Input, Output>::run(args, sm_count);
