@@ -73,10 +73,10 @@ TEST(GemmDispatchTable, WavePredicates) {
   // The Hopper tile model (M > 256). 384×10240: 3 × 40 tiles of 128×256 run
   // as 4 × 40 = 160 with cluster 2×1 (two waves), 3 × 40 = 120 with 1×2
   // (one): 1×2. 384×8192: 4 × 32 = 128, one wave either way: 2×1 (cheaper per
-  // MAC). 768×8192: 6 × 32 = 192 wide tiles (two waves) against 384 128×128
-  // tiles (three waves of half the area at 1.125×): 128×128 for int8; precise
-  // fp8's 128×192 (6 × 43 = 258, two waves of 3/4 the area at 1.05×).
-  // 8192×8192: 128×256, cluster 2×1.
+  // MAC). 768×8192: 6 × 32 = 192 wide tiles (two waves), 384 128×128 tiles
+  // (three waves of half the area at 1.125×) and 6 × 43 = 258 128×192 tiles
+  // (two waves of 3/4 the area at 1.05×): 128×192, for int8 as for precise
+  // fp8. 8192×8192: 128×256, cluster 2×1.
   using detail::kSm90Fp8Model;
   using detail::kSm90Int8Model;
   using detail::kSm90Int8Tiles;
@@ -85,17 +85,29 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_EQ(modelled_tile(kSm90Fp8Model, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(modelled_tile(kSm90Fp8Model, 384, 8192, kH100Sms), GemmKernel::kSm90Wide);
-  EXPECT_EQ(modelled_tile(kSm90Int8Model, 768, 8192, kH100Sms), GemmKernel::kSm90Square);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 768, 8192, kH100Sms), GemmKernel::kSm90Wide192);
   EXPECT_EQ(modelled_tile(kSm90Fp8Model, 768, 8192, kH100Sms), GemmKernel::kSm90Wide192);
   EXPECT_EQ(modelled_tile(kSm90Fp8Model, 512, 4096, kH100Sms), GemmKernel::kSm90Coop128);
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(modelled_tile(kSm90Fp8Model, 8192, 8192, kH100Sms), GemmKernel::kSm90Wide);
   // The ping-pong tile's cost grows with the empty rows of its last M tile:
-  // 504×10240 (8 empty) runs it (measured 71 µs against 91 for 128×256),
-  // 448×10240 (64 empty) does not (89.5 against 90.8: equal).
-  EXPECT_EQ(modelled_tile(kSm90Int8Model, 504, 10240, kH100Sms), GemmKernel::kSm90Square);
-  EXPECT_EQ(modelled_tile(kSm90Int8Model, 448, 10240, kH100Sms), GemmKernel::kSm90Wide);
-  EXPECT_EQ(detail::modelled_time(kSm90Int8Tiles[2], 504, 10240, kH100Sms), 3 * 128 * (128 * 1125 + 8 * 560));
+  // at 504×10240 (8 empty) it models faster than 128×256 (measured 71 µs
+  // against 91), at 448×10240 (64 empty) not (89.5 against 90.8: equal).
+  // 128×192 (4 × 54 = 216 tiles, two waves) models faster than both.
+  const detail::TileCandidate& wide = kSm90Int8Tiles[0];
+  const detail::TileCandidate& square = kSm90Int8Tiles[2];
+  const detail::TileCandidate& wide192 = kSm90Int8Tiles[3];
+  EXPECT_LT(detail::modelled_time(square, 504, 10240, kH100Sms), detail::modelled_time(wide, 504, 10240, kH100Sms));
+  EXPECT_GT(detail::modelled_time(square, 448, 10240, kH100Sms), detail::modelled_time(wide, 448, 10240, kH100Sms));
+  EXPECT_EQ(detail::modelled_time(square, 504, 10240, kH100Sms), 3 * 128 * (128 * 1125 + 8 * 560));
+  EXPECT_EQ(detail::modelled_time(wide192, 504, 10240, kH100Sms), 2 * 192 * (128 * 1050 + 8 * 30));
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 504, 10240, kH100Sms), GemmKernel::kSm90Wide192);
+  // 128×192's rows past M: at 136×57344 (2 × 299 = 598 tiles, five waves,
+  // 120 rows past M) 128×256 stays (2 × 224 = 448, four waves; measured on
+  // the H200 201.5 µs against 231.1); at 136×8192 (one wave of 86) 128×192
+  // takes it from 128×128 (39.1 against 43.9).
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 136, 57344, kH100Sms), GemmKernel::kSm90Wide);
+  EXPECT_EQ(modelled_tile(kSm90Int8Model, 136, 8192, kH100Sms), GemmKernel::kSm90Wide192);
   // An even M-tile count and an odd N-tile count (1024×11008: 8 × 43): 1×2
   // rounds N up to 44 tiles and gains nothing; 2×1, cheaper per MAC.
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 1024, 11008, kH100Sms), GemmKernel::kSm90Wide);
@@ -254,24 +266,25 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {128, 28672, GemmKernel::kSm90Small2x1},
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
-                {129, 6144, GemmKernel::kSm90Square},
+                {129, 6144, GemmKernel::kSm90Wide192},
                 {193, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 6144, GemmKernel::kSm90Square},
-                {129, 10240, GemmKernel::kSm90Wide},
+                {129, 10240, GemmKernel::kSm90Wide192},
                 {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
                 {144, 57344, GemmKernel::kSm90Wide},
                 {192, 8192, GemmKernel::kSm90Square},
-                {256, 10240, GemmKernel::kSm90Wide},
+                {256, 10240, GemmKernel::kSm90Wide192},
                 {256, 28672, GemmKernel::kSm90Square},
                 // M > 256: the tile the tile model picks (kSm90Int8Tiles)
                 {384, 10240, GemmKernel::kSm90Wide1x2},
                 {640, 28672, GemmKernel::kSm90Wide1x2},
                 {448, 8192, GemmKernel::kSm90Wide},
-                {512, 10240, GemmKernel::kSm90Square},
-                {768, 8192, GemmKernel::kSm90Square},
-                {1024, 6144, GemmKernel::kSm90Square},
+                {512, 10240, GemmKernel::kSm90Wide192},
+                {768, 8192, GemmKernel::kSm90Wide192},
+                {1024, 6144, GemmKernel::kSm90Wide192},
                 {1024, 8192, GemmKernel::kSm90Wide},
+                {3000, 4096, GemmKernel::kSm90Wide},
                 {8192, 8192, GemmKernel::kSm90Wide}},
                "int8");
 }
@@ -322,10 +335,10 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 6144, GemmKernel::kSm90Square},
-                {256, 10240, GemmKernel::kSm90Wide},
-                {257, 4096, GemmKernel::kSm90Square},
+                {256, 10240, GemmKernel::kSm90Wide192},
+                {257, 4096, GemmKernel::kSm90Wide192},
                 {384, 10240, GemmKernel::kSm90Wide1x2},
-                {1024, 6144, GemmKernel::kSm90Square},
+                {1024, 6144, GemmKernel::kSm90Wide192},
                 {8192, 8192, GemmKernel::kSm90Wide}},
                "fp8 fast", true);
 }
@@ -354,7 +367,7 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {88, 4096, GemmKernel::kSm90Narrow2x1},
                   {89, 4096, GemmKernel::kSm90Small2x1},       // M = 89–128, N < 6144: unchanged
                   {128, 4096, GemmKernel::kSm90Small2x1},
-                  {129, 6144, GemmKernel::kSm90Square}},       // M > 128: unchanged
+                  {160, 28672, GemmKernel::kSm90Wide}},        // M > 128: the tile model
                  "int8 fast DRAM", false, regime);
     expect_picks(detail::kSm90Int8Rules,
                  {{80, 28672, GemmKernel::kSm90Wide1x2},

@@ -50,6 +50,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <utility>
@@ -298,10 +299,11 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   if (compute_capability() / 10 != 9) GTEST_SKIP() << "the fast fp8 kernels are sm_90a";
   int ran = 0;
-  for (detail::GemmKernel kernel :
-       {detail::GemmKernel::kSm90Wide, detail::GemmKernel::kSm90Wide192, detail::GemmKernel::kSm90Wide1x2,
-        detail::GemmKernel::kSm90Square, detail::GemmKernel::kSm90Narrow, detail::GemmKernel::kSm90Small1x2,
-        detail::GemmKernel::kSm90Small2x1}) {
+  const detail::GemmKernel kernels[] = {detail::GemmKernel::kSm90Wide,    detail::GemmKernel::kSm90Wide192,
+                                        detail::GemmKernel::kSm90Wide1x2, detail::GemmKernel::kSm90Square,
+                                        detail::GemmKernel::kSm90Narrow,  detail::GemmKernel::kSm90Small1x2,
+                                        detail::GemmKernel::kSm90Small2x1};
+  for (detail::GemmKernel kernel : kernels) {
     for (const FastShape& s : {FastShape{1, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {
         for (int granularity = 0; granularity < 4; ++granularity) {
@@ -330,7 +332,7 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
       }
     }
   }
-  EXPECT_EQ(ran, 5 * 3 * 2 * 4 * 2);
+  EXPECT_EQ(ran, static_cast<int>(std::size(kernels)) * 3 * 2 * 4 * 2);  // kernels × shapes × outputs × scales × bias
 }
 
 // The fast path enqueues one kernel, no workspace, no allocation: it can be

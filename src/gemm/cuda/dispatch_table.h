@@ -156,6 +156,19 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
     // ping-pong; 950 where K is short on fast DRAM (DramRegime::kFastShortK:
     // the measured 0.93–0.97 for int8, 0.96–0.99 for fast fp8)
     {GemmKernel::kSm90Square, 128, 128, 2, 1, 1125, 560, 0, 950},
+    // 128×192 (since 07bdea6; precise fp8 had it before): 1050, the median
+    // of its time per MAC against 128×256's over 46 shapes on the H200
+    // (int8 1038, fast fp8 1056; M = 136–2176, bench/results/
+    // gemm-h200-sweep-wide192-07bdea6.json), as precise fp8's 128×192 costs
+    // on both GPUs (1050 on the H100, 1034–1041 on the H200); its rows past
+    // M cost 30, the value that keeps the 128×256 tile at 136×57344×8192
+    // (201.5 against 231.1 µs) and 128×192 at 136×8192×8192 (39.1 against
+    // 43.9 for 128×128). Over those shapes the model's pick took 1.014× the
+    // fastest candidate's time for int8 (1.091× without the tile), 1.011×
+    // for fast fp8 (1.081×): 704×8192×28672 int8 329.6 → 224.6 µs,
+    // 2176×4096×14336 269.5 → 180.2, 1152×4096×4096 50.2 → 40.2; at most
+    // 1.04× slower than the former pick (320×4096×14336 55.2 → 57.6).
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
 // the model, the same formula over the three cluster-2×1 tiles above M = 256
@@ -447,9 +460,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M = 193–256, N < 6144: four 64-row tiles sharing the weight tile by multicast in pairs (128 "
      "CTAs at N = 4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → "
      "28.1, 224×4096×14336 44.6 → 39.1, 256×4096×4096 17.3 → 14.7; 200×… 1–3 % faster"},
-    {256, 0, kAnyN, GemmKernel::kSm90Wide,
-     "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×256 tiles "
-     "in one wave — 129×10240×8192 66.0 → 48.1 µs, 192×… 56.4 → 48.5, 256×… 53.4 → 49.0",
+    {256, 0, kAnyN, GemmKernel::kSm90Wide192,
+     "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×192 tiles "
+     "in one wave (108 CTAs at N = 10240), as for precise fp8 — H200: 192×10240×8192 47.0 → 38.1 µs, "
+     "256×… 47.1 → 38.3 against 128×256 (80 CTAs; bench/results/gemm-h200-sweep-wide192-07bdea6.json), "
+     "which had replaced 128×128 (H100: 129×10240×8192 66.0 → 48.1, 256×… 53.4 → 49.0)",
      Waves::kSquareRagged},
     {256, 0, kAnyN, GemmKernel::kSm90Square,
      "M = 129–256 otherwise: 128×128 ping-pong was fastest at M = 256 on every (N, K) — "
