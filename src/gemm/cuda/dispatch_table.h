@@ -535,9 +535,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, args.fp8_fast_accum)
 // on sm_90 takes its kernel from kSm90Int8Rules: with one accumulator set
-// fp8 runs on int8's tiles (sm90_configs.h: Fp8FastWide / Fp8FastWide1x2 /
-// Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall* behind kSm90Wide /
-// kSm90Wide1x2 / kSm90Square / kSm90Narrow / kSm90Small*) with int8's
+// fp8 runs on int8's tiles (sm90_configs.h: Fp8FastWide / Fp8FastWide192 /
+// Fp8FastWide1x2 / Fp8FastSquare / Fp8FastNarrow / Fp8FastSmall* behind
+// kSm90Wide / kSm90Wide192 / kSm90Wide1x2 / kSm90Square / kSm90Narrow /
+// kSm90Small*) with int8's
 // registers, shared-memory bytes per MAC and
 // wgmma rate, so int8's measured buckets apply; sweeps
 // (bench/results/gemm-h100-sweep-fp8fast.json, gemm-h100-sweep-small-m.json)
