@@ -163,11 +163,13 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
     // on both GPUs (1050 on the H100, 1034–1041 on the H200); its rows past
     // M cost 30, the value that keeps the 128×256 tile at 136×57344×8192
     // (201.5 against 231.1 µs) and 128×192 at 136×8192×8192 (39.1 against
-    // 43.9 for 128×128). Over those shapes the model's pick took 1.014× the
-    // fastest candidate's time for int8 (1.091× without the tile), 1.011×
-    // for fast fp8 (1.081×): 704×8192×28672 int8 329.6 → 224.6 µs,
-    // 2176×4096×14336 269.5 → 180.2, 1152×4096×4096 50.2 → 40.2; at most
-    // 1.04× slower than the former pick (320×4096×14336 55.2 → 57.6).
+    // 43.9 for 128×128). Over those shapes the model's whole-tile pick took
+    // 1.014× the fastest candidate's time for int8 (1.091× without the
+    // tile), 1.011× for fast fp8 (1.081×). With a workspace, against the
+    // former dispatch (stream-K included) at the 12 shapes it changes,
+    // 0.885× the time: 704×8192×8192 89.4 → 69.8 µs, 192×10240×8192 47.0 →
+    // 38.2; at most 1.065× (2176×4096×14336, 166.7 on stream-K → 176.5;
+    // gemm-h200-wide192-ab-c5830a6.json, docs/gemm.md "int8's 128×192 tile").
     {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
