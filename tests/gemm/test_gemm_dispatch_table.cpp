@@ -304,7 +304,8 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
                 {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
-                {136, 57344, GemmKernel::kSm90Wide192},
+                {136, 57344, GemmKernel::kSm90Wide},  // 128×192's rows past M (kSm90Fp8Tiles)
+                {192, 57344, GemmKernel::kSm90Wide192},
                 {192, 8192, GemmKernel::kSm90Coop128},
                 {256, 6144, GemmKernel::kSm90Coop128},
                 {256, 28672, GemmKernel::kSm90Coop128},

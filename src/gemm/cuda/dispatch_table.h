@@ -196,7 +196,16 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
 constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
-    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0},
+    // 30 per row past M, as int8's 128×192 (kSm90Int8Tiles): at M = 129–192
+    // on the H100 the model then keeps 128×256 at 136–160×57344 (µs 128×256 /
+    // 128×192: M = 136 217.3 / 239.8, 144 213.5 / 234.4, 160 211.4 / 225.7;
+    // gemm-h100-sweep-tiles-m129-256.json; H200 136×57344×8192 201.5 / 230.5)
+    // and takes 128×192 from 176 on, where it measured as fast or faster;
+    // its pick there costs 1.0095× the fastest candidate (geomean of 30
+    // shapes; 1.018× without the term). Above M = 256 the term moves no
+    // measured pick by more than noise (240 H100 shapes 1.0056 → 1.0053×,
+    // 176 H200 shapes 1.0068 → 1.0071×).
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
     {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600, 1100},
 };
 
