@@ -100,13 +100,12 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_LT(detail::modelled_time(square, 504, 10240, kH100Sms), detail::modelled_time(wide, 504, 10240, kH100Sms));
   EXPECT_GT(detail::modelled_time(square, 448, 10240, kH100Sms), detail::modelled_time(wide, 448, 10240, kH100Sms));
   EXPECT_EQ(detail::modelled_time(square, 504, 10240, kH100Sms), 3 * 128 * (128 * 1125 + 8 * 560));
-  EXPECT_EQ(detail::modelled_time(wide192, 504, 10240, kH100Sms), 2 * 192 * 128 * 1050);  // no row term past 2 M tiles
+  EXPECT_EQ(detail::modelled_time(wide192, 504, 10240, kH100Sms), 2 * 192 * (128 * 1050 + 8 * 30));
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 504, 10240, kH100Sms), GemmKernel::kSm90Wide192);
-  // 128×192's rows past M, at most two M tiles: at 136×57344 (2 × 299 = 598
-  // tiles, five waves, 120 rows past M) 128×256 stays (2 × 224 = 448, four
-  // waves; measured on the H200 201.5 µs against 231.1); at 136×8192 (one
-  // wave of 86) 128×192 takes it from 128×128 (39.1 against 43.9).
-  EXPECT_EQ(detail::modelled_time(wide192, 136, 57344, kH100Sms), 5 * 192 * (128 * 1050 + 120 * 30));
+  // 128×192's rows past M: at 136×57344 (2 × 299 = 598 tiles, five waves,
+  // 120 rows past M) 128×256 stays (2 × 224 = 448, four waves; measured on
+  // the H200 201.5 µs against 231.1); at 136×8192 (one wave of 86) 128×192
+  // takes it from 128×128 (39.1 against 43.9).
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 136, 57344, kH100Sms), GemmKernel::kSm90Wide);
   EXPECT_EQ(modelled_tile(kSm90Int8Model, 136, 8192, kH100Sms), GemmKernel::kSm90Wide192);
   // An even M-tile count and an odd N-tile count (1024×11008: 8 × 43): 1×2

@@ -101,9 +101,6 @@ struct TileCandidate {
   int64_t cost_fast_dram = 0;
   // … and instead of that where K is also short; 0: as at longer K.
   int64_t cost_short_k_fast_dram = 0;
-  // `cost_ragged_m` instead where the problem has at most two M tiles
-  // (M ≤ 2·tile_m); -1: `cost_ragged_m` there too.
-  int64_t cost_ragged_m_two_tiles = -1;
 };
 
 // Fast DRAM: more than 30 GB/s of peak bandwidth per SM (dram_fast_per_sm
@@ -163,19 +160,23 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
     // of its time per MAC against 128×256's over 46 shapes on the H200
     // (int8 1038, fast fp8 1056; M = 136–2176, bench/results/
     // gemm-h200-sweep-wide192-07bdea6.json), as precise fp8's 128×192 costs
-    // on both GPUs (1050 on the H100, 1034–1041 on the H200). At most two M
-    // tiles (M ≤ 256) its rows past M cost 30: 128×256 stays at 136–176 rows
-    // on N = 57344 (H200 µs 128×256 / 128×192: 136 203.0 / 229.0, 160
-    // 191.1 / 210.3, 176 185.4 / 195.8; 192 185.3 / 184.9), and 128×192
-    // takes 136×8192×8192 (39.1 against 43.9 for 128×128). Above, none: at
-    // 3073×4096×4096 it ran 91.7 against 96.5 for 128×256, at 401×4096×14336
-    // 57.4 against 60.7 for 128×128 (gemm-h200-wide192-rowterm-579a116.json).
-    // With a workspace, against the former dispatch (stream-K included) at
-    // the 12 shapes it changed at c5830a6, 0.885× the time: 704×8192×8192
-    // 89.4 → 69.8 µs, 192×10240×8192 47.0 → 38.2; at most 1.065×
-    // (2176×4096×14336, 166.7 on stream-K → 176.5; gemm-h200-wide192-ab-
-    // c5830a6.json, docs/gemm.md "int8's 128×192 tile").
-    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0, 0, 0, 30},
+    // on both GPUs (1050 on the H100, 1034–1041 on the H200); its rows past
+    // M cost 30, the value that keeps the 128×256 tile at 136×57344×8192
+    // (201.5 against 231.1 µs) and 128×192 at 136×8192×8192 (39.1 against
+    // 43.9 for 128×128). Over those shapes the model's whole-tile pick took
+    // 1.014× the fastest candidate's time for int8 (1.091× without the
+    // tile), 1.011× for fast fp8 (1.081×). With a workspace, against the
+    // former dispatch (stream-K included) at the 12 shapes it changes,
+    // 0.885× the time: 704×8192×8192 89.4 → 69.8 µs, 192×10240×8192 47.0 →
+    // 38.2; at most 1.065× (2176×4096×14336, 166.7 on stream-K → 176.5;
+    // gemm-h200-wide192-ab-c5830a6.json, docs/gemm.md "int8's 128×192 tile").
+    // The row term also holds at 136–176×57344 for every input (H200,
+    // gemm-h200-wide192-rowterm-579a116.json). Above M = 256 it errs toward
+    // the picks from before this tile (3073×4096×4096: 128×256 96.5 µs
+    // where 128×192 took 91.7 and stream-K 89.3); without it there, 128×192
+    // displaced stream-K where stream-K was faster (1281×4096×28672 262.5
+    // against 214.0), so it stays at every M.
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
 // the model, the same formula over the three cluster-2×1 tiles above M = 256
@@ -201,14 +202,16 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
 constexpr TileCandidate kSm90Fp8Tiles[] = {
     {GemmKernel::kSm90Wide, 128, 256, 2, 1, 1000, 0},
     {GemmKernel::kSm90Wide1x2, 128, 256, 1, 2, 1030, 0},
-    // 30 per row past M at most two M tiles, as int8's 128×192
-    // (kSm90Int8Tiles): at M = 129–192 on the H100 the model then keeps
-    // 128×256 at 136–160×57344 (µs 128×256 / 128×192: M = 136 217.3 /
-    // 239.8, 144 213.5 / 234.4, 160 211.4 / 225.7; gemm-h100-sweep-tiles-
-    // m129-256.json; H200 136 201.8 / 227.4) and takes 128×192 from 176 on,
-    // where it measured as fast or faster; its pick there costs 1.0095× the
-    // fastest candidate (geomean of 30 shapes; 1.018× without the term).
-    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 0, 0, 0, 30},
+    // 30 per row past M, as int8's 128×192 (kSm90Int8Tiles): at M = 129–192
+    // on the H100 the model then keeps 128×256 at 136–160×57344 (µs 128×256 /
+    // 128×192: M = 136 217.3 / 239.8, 144 213.5 / 234.4, 160 211.4 / 225.7;
+    // gemm-h100-sweep-tiles-m129-256.json; H200 136×57344×8192 201.5 / 230.5)
+    // and takes 128×192 from 176 on, where it measured as fast or faster;
+    // its pick there costs 1.0095× the fastest candidate (geomean of 30
+    // shapes; 1.018× without the term). Above M = 256 the term moves no
+    // measured pick by more than noise (240 H100 shapes 1.0056 → 1.0053×,
+    // 176 H200 shapes 1.0068 → 1.0071×).
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
     {GemmKernel::kSm90Coop128, 128, 128, 2, 1, 1250, 600, 1100},
 };
 
@@ -230,8 +233,7 @@ constexpr int64_t modelled_time(const TileCandidate& c, int64_t m, int64_t n, in
   // Rows past M in the last cluster's M tiles (the cluster's padding tile
   // included), at most one tile's.
   const int64_t empty_rows = std::min(c.tile_m, m_tiles * c.tile_m - m);
-  const bool two_tiles = m <= 2 * c.tile_m && c.cost_ragged_m_two_tiles >= 0;
-  return waves * c.tile_n * (c.tile_m * cost + empty_rows * (two_tiles ? c.cost_ragged_m_two_tiles : c.cost_ragged_m));
+  return waves * c.tile_n * (c.tile_m * cost + empty_rows * c.cost_ragged_m);
 }
 
 // Stream-K (kSm90StreamK, sm90_stream_k.cuh), a candidate only where the
