@@ -101,6 +101,9 @@ struct TileCandidate {
   int64_t cost_fast_dram = 0;
   // … and instead of that where K is also short; 0: as at longer K.
   int64_t cost_short_k_fast_dram = 0;
+  // Whether stream-K (with a workspace) is weighed against this tile:
+  // rule_takes_stream_k compares it with the fastest candidate that is.
+  bool stream_k_rival = true;
 };
 
 // Fast DRAM: more than 30 GB/s of peak bandwidth per SM (dram_fast_per_sm
@@ -166,17 +169,23 @@ constexpr TileCandidate kSm90Int8Tiles[] = {
     // 43.9 for 128×128). Over those shapes the model's whole-tile pick took
     // 1.014× the fastest candidate's time for int8 (1.091× without the
     // tile), 1.011× for fast fp8 (1.081×). With a workspace, against the
-    // former dispatch (stream-K included) at the 12 shapes it changes,
-    // 0.885× the time: 704×8192×8192 89.4 → 69.8 µs, 192×10240×8192 47.0 →
-    // 38.2; at most 1.065× (2176×4096×14336, 166.7 on stream-K → 176.5;
-    // gemm-h200-wide192-ab-c5830a6.json, docs/gemm.md "int8's 128×192 tile").
+    // former picks at 9 shapes it takes, 0.845× the time: 704×8192×8192
+    // 89.4 → 69.8 µs, 192×10240×8192 47.0 → 38.2; at most 1.018×
+    // (512×10240×8192 68.1 → 69.3; gemm-h200-wide192-ab-c5830a6.json,
+    // docs/gemm.md "int8's 128×192 tile").
     // The row term also holds at 136–176×57344 for every input (H200,
     // gemm-h200-wide192-rowterm-579a116.json). Above M = 256 it errs toward
     // the picks from before this tile (3073×4096×4096: 128×256 96.5 µs
-    // where 128×192 took 91.7 and stream-K 89.3); without it there, 128×192
-    // displaced stream-K where stream-K was faster (1281×4096×28672 262.5
-    // against 214.0), so it stays at every M.
-    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30},
+    // where 128×192 took 91.7 and stream-K 89.3).
+    // Not a stream-K rival: stream-K keeps the shapes it took before this
+    // tile. At the 18 such shapes where the H200 timed both, stream-K was
+    // faster at 14 (593×8192×14336 113.1 against 135.2 µs, 1281×4096×28672
+    // 214.0 against 262.5, 1152×4096×14336 94.7 against 115.7), 128×192 at
+    // 704×8192×28672 (214.6 against 229.0) and three more by ≤ 2 %
+    // (gemm-h200-wide192-streamk-c5830a6.json,
+    // gemm-h200-wide192-rowterm-579a116.json,
+    // gemm-h200-streamk-fixup-20-ea20a3a.json).
+    {GemmKernel::kSm90Wide192, 128, 192, 2, 1, 1050, 30, 0, 0, /*stream_k_rival=*/false},
 };
 // Precise fp8 (each promoting under the next wgmma: sm90_configs.h). Before
 // the model, the same formula over the three cluster-2×1 tiles above M = 256
@@ -323,12 +332,14 @@ constexpr TileModel kSm90Int8Model{kSm90Int8Tiles, sizeof(kSm90Int8Tiles) / size
 constexpr TileModel kSm90Fp8Model{kSm90Fp8Tiles, sizeof(kSm90Fp8Tiles) / sizeof(kSm90Fp8Tiles[0]), &kSm90Fp8StreamK};
 
 // The whole-tile candidate with the shortest modelled time (the first of
-// equals), each at its cost for the call's DramRegime.
+// equals), each at its cost for the call's DramRegime; `stream_k_rivals`:
+// among those stream-K is weighed against only (the first candidate is one).
 constexpr const TileCandidate& fastest_tile(const TileModel& model, int64_t m, int64_t n, int sm_count,
-                                            DramRegime regime = DramRegime::kDefault) {
+                                            DramRegime regime = DramRegime::kDefault, bool stream_k_rivals = false) {
   const TileCandidate* best = &model.candidates[0];
   for (size_t i = 1; i < model.count; ++i) {
     const TileCandidate& c = model.candidates[i];
+    if (stream_k_rivals && !c.stream_k_rival) continue;
     if (modelled_time(c, m, n, sm_count, regime) < modelled_time(*best, m, n, sm_count, regime)) {
       best = &c;
     }
@@ -387,13 +398,13 @@ constexpr GemmKernel rule_kernel(const GemmRule& rule, int64_t m, int64_t n, int
 }
 
 // With a workspace: whether `rule`'s tile model takes stream-K for an
-// M×N×K problem — its modelled time shorter than the best whole-tile
-// candidate's.
+// M×N×K problem — its modelled time shorter than that of the best
+// whole-tile candidate it is weighed against (TileCandidate::stream_k_rival).
 constexpr bool rule_takes_stream_k(const GemmRule& rule, int64_t m, int64_t n, int64_t k, int sm_count,
                                    DramRegime regime = DramRegime::kDefault) {
   const TileModel& model = rule.model;
   if (model.count == 0 || model.stream_k == nullptr || sm_count <= 0) return false;
-  const TileCandidate& best = fastest_tile(model, m, n, sm_count, regime);
+  const TileCandidate& best = fastest_tile(model, m, n, sm_count, regime, /*stream_k_rivals=*/true);
   const int64_t whole_tiles = modelled_time(best, m, n, sm_count, regime) * ceil_div(k, 128);
   return stream_k_time(*model.stream_k, m, n, k, sm_count) < whole_tiles;
 }
