@@ -151,6 +151,18 @@ TEST(GemmDispatchTable, Sm90StreamK) {
   EXPECT_FALSE(detail::rule_takes_stream_k(int8_model, 640, 8192, 28672, 0));  // no SM count
   // Rules without a tile model never take it.
   EXPECT_FALSE(detail::rule_takes_stream_k(detail::kSm90Int8Rules[0], 16, 8192, 28672, kH100Sms));
+  // int8's 128×192 is not weighed against stream-K (TileCandidate::
+  // stream_k_rival): at 593×8192×14336 it is the fastest whole tile in the
+  // model and models faster than stream-K, yet stream-K runs (measured on
+  // the H200 113.1 µs against 135.2), as before the tile existed.
+  using detail::DramRegime;
+  EXPECT_EQ(detail::fastest_tile(int8_model.model, 593, 8192, kH100Sms, DramRegime::kFast).kernel,
+            GemmKernel::kSm90Wide192);
+  EXPECT_LT(detail::modelled_time(detail::kSm90Int8Tiles[3], 593, 8192, kH100Sms, DramRegime::kFast) * 112,
+            stream_k_time(kSm90Int8StreamK, 593, 8192, 14336, kH100Sms));
+  EXPECT_TRUE(detail::rule_takes_stream_k(int8_model, 593, 8192, 14336, kH100Sms, DramRegime::kFast));
+  EXPECT_EQ(detail::table_kernel(90, true, false, 593, 8192, 14336, kH100Sms, 4814, true), GemmKernel::kSm90StreamK);
+  EXPECT_EQ(detail::table_kernel(90, true, false, 593, 8192, 14336, kH100Sms, 4814, false), GemmKernel::kSm90Wide192);
 }
 
 // The DRAM regime a call's tile costs come from (an H200's DRAM is fast per
