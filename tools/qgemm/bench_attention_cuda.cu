@@ -66,8 +66,8 @@ void bench_attention_cuda(const Options& options, BenchReport& report) {
                                    {"qgemm-int8-cache", DType::kInt8, true},
                                    {"qgemm-fp8-cache", DType::kFloat8E4M3, true},
                                    {"qgemm-int8-cache-unsplit", DType::kInt8, false},
-                                   // Each cache forced onto each kernel (paged_attention_cuda.cu's
-                                   // rule picks one), for the data behind the rule.
+                                   // Each cache forced onto each kernel (attention_plan.h's rule
+                                   // picks one), for the data behind the rule.
                                    {"qgemm-bf16-cache-cuda-cores", DType::kBFloat16, true, detail::AttentionKernel::kCudaCores},
                                    {"qgemm-bf16-cache-tensor-cores", DType::kBFloat16, true, detail::AttentionKernel::kTensorCores},
                                    {"qgemm-int8-cache-cuda-cores", DType::kInt8, true, detail::AttentionKernel::kCudaCores},
