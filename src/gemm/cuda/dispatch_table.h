@@ -603,7 +603,7 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
   return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide192 || kernel == GemmKernel::kSm90Wide1x2 ||
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
-         kernel == GemmKernel::kSm90StreamK;
+         kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -619,6 +619,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Coop128:
     case GemmKernel::kSm90Wide1x2:
     case GemmKernel::kSm90StreamK:
+    case GemmKernel::kSm90Wide80:
       return true;
     default:
       return false;

@@ -33,8 +33,9 @@ enum class GemmKernel : uint8_t {
   kSm90Wide1x2,  // kSm90Wide's 128×256×128 cooperative tile with cluster 1×2 (odd counts of M tiles)
   kSm90StreamK,  // kSm90Wide1x2's tile and cluster on the stream-K scheduler (needs the call's workspace)
   kSm90Decode,   // M ≤ 16: Dᵀ = B·Aᵀ on 128×16×128 wgmma tiles, stream-K (needs the call's workspace)
+  kSm90Wide80,   // 128×80×128, cluster 1×2, cooperative: one 128-row M tile whose N tiles fill one wave
 };
-constexpr int kGemmKernelCount = 17;
+constexpr int kGemmKernelCount = 18;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -55,6 +56,10 @@ bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count
 // args.fp8_fast_accum); data-parallel where args.workspace is too small.
 bool sm90_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90Wide80: int8, precise fp8 or fast fp8 (args.input_dtype,
+// args.fp8_fast_accum).
+bool sm90_wide80_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_wide80_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Decode: int8 or precise fp8 (args.input_dtype; fast fp8 runs precise);
 // false without a workspace large enough or with M > 16.
 bool sm90_decode_bf16(const ScaledMmArgs& args, int sm_count);

@@ -43,6 +43,7 @@ using cute::_128;
 using cute::_256;
 using cute::Shape;
 using _192 = cute::Int<192>;
+using _80 = cute::Int<80>;
 
 // kSm90Wide — large M. Two consumer warpgroups share one 128×256 tile
 // (64×256 each: the widest wgmma, the fewest A/B shared-memory bytes per MAC,
@@ -154,6 +155,23 @@ using Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm
                        cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
+
+// kSm90Wide80 (sm90_wide80_*.cu: int8, precise fp8, fast fp8) — 128×80×128
+// cooperative, cluster 1×2: M = 65–128 where no other tile fills one wave.
+// At 128×10240 the 64-row tiles make 160 (1.2 waves on 132 SMs), 128×128
+// makes 80, 128×192 53; 128×80 makes 128, one wave, each CTA streaming 80
+// weight rows once. Its MMAs are narrow (64×80 per warpgroup: 144 B of
+// shared memory per 64·80 MACs, 1.8× Wide's), which M ≤ 128's weight-bound
+// problems can afford. Cluster 1×2: N-neighbours share the A tile by
+// multicast. Precise fp8 promotes with two whole partial sets (3 × 40
+// registers). The epilogue's subtile is 128×16 (gcd(32, 80)).
+using Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                      cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                         cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
+using Fp8FastWide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>,
+                             cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
 // CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in

@@ -6,6 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+
+#include "qgemm/error.h"
+
 #include "kvcache/cuda/paged_attention_kernel.cuh"
 #include "kvcache/cuda/paged_attention_mma.cuh"
 
@@ -20,28 +24,29 @@ struct Launch {
   int device;
 };
 
+// Launches the build for launch.tile query heads per CTA. A tile without a
+// build (16 heads at head_dim 256, or a count attention_plan never makes) is
+// refused, not run with another tile: the grid was sized for launch.tile,
+// so a narrower kernel would leave heads unwritten.
 template <CacheKind kKind, DType kDtype, int kHeadDim>
 void launch_head_dim(const Params& params, const Launch& launch) {
   auto run = [&](auto kernel) {
     launch_pdl_kernel(kernel, launch.grid, dim3(kThreads), 0, launch.stream, launch.device, params);
   };
   if (launch.tensor_cores) {
+    if (launch.tile == 8) return run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>);
     // Two n-blocks (16 heads) only up to head_dim 128: at 256 the warps'
     // staged outputs would pass the 48 KB of static shared memory.
     if constexpr (kHeadDim <= 128) {
-      if (launch.tile == 16) {
-        run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>);
-        return;
-      }
+      if (launch.tile == 16) return run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 2>);
     }
-    run(paged_attention_mma_kernel<kKind, kDtype, kHeadDim, 1>);
-    return;
-  }
-  if (launch.tile == 1) {
-    run(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>);
   } else {
-    run(paged_attention_kernel<kKind, kDtype, kHeadDim, 8>);
+    if (launch.tile == 1) return run(paged_attention_kernel<kKind, kDtype, kHeadDim, 1>);
+    if (launch.tile == 8) return run(paged_attention_kernel<kKind, kDtype, kHeadDim, 8>);
   }
+  throw Error(ErrorKind::kNotImplemented,
+              "paged_attention: no " + std::string(launch.tensor_cores ? "tensor-core" : "CUDA-core") + " kernel for " +
+                  std::to_string(launch.tile) + " query heads per CTA at head_dim " + std::to_string(kHeadDim));
 }
 
 template <CacheKind kKind, DType kDtype>
