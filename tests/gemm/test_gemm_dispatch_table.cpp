@@ -120,6 +120,14 @@ TEST(GemmDispatchTable, WavePredicates) {
   const detail::GemmRule& model_rule = detail::kSm90Int8Rules[std::size(detail::kSm90Int8Rules) - 1];
   EXPECT_EQ(detail::rule_kernel(model_rule, 384, 10240, 0), GemmKernel::kSm90Wide);
   EXPECT_EQ(detail::rule_kernel(model_rule, 384, 10240, kH100Sms), GemmKernel::kSm90Wide1x2);
+  // 128×80 tiles (clusters of 1×2) in one wave where 64×128 tiles are not:
+  // M = 65–128, N = 8449–10560 on 132 SMs.
+  EXPECT_TRUE(detail::wide80_fills_one_wave(128, 10240, kH100Sms));
+  EXPECT_TRUE(detail::wide80_fills_one_wave(65, 8449, kH100Sms));
+  EXPECT_TRUE(detail::wide80_fills_one_wave(65, 10560, kH100Sms));
+  EXPECT_FALSE(detail::wide80_fills_one_wave(128, 8448, kH100Sms));   // 132 tiles of 64×128: one wave
+  EXPECT_FALSE(detail::wide80_fills_one_wave(128, 10561, kH100Sms));  // 133 of 128×80, 134 cluster slots
+  EXPECT_FALSE(detail::wide80_fills_one_wave(129, 10240, kH100Sms));  // two M tiles: 256 slots
 }
 
 // Stream-K's modelled time and where the tile-model rules take it (with a
@@ -276,6 +284,10 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {97, 28672, GemmKernel::kSm90Small2x1},
                 {128, 28672, GemmKernel::kSm90Small2x1},
+                {65, 10240, GemmKernel::kSm90Wide80},  // 128 tiles of 128×80: one wave
+                {128, 9216, GemmKernel::kSm90Wide80},
+                {128, 8448, GemmKernel::kSm90Small2x1},  // 132 tiles of 64×128: one wave
+                {128, 10576, GemmKernel::kSm90Small2x1},  // 133 of 128×80: two waves
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {129, 6144, GemmKernel::kSm90Wide192},
@@ -311,6 +323,8 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {128, 6144, GemmKernel::kSm90Square},
                 {128, 28672, GemmKernel::kSm90Square},
+                {128, 10240, GemmKernel::kSm90Wide80},
+                {80, 9216, GemmKernel::kSm90Wide80},
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
@@ -341,8 +355,9 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {16, 8192, GemmKernel::kSm90SkinnyStream, true},
                 {64, 4096, GemmKernel::kSm90Small1x2},
                 {64, 28672, GemmKernel::kSm90Narrow},
-                {128, 10240, GemmKernel::kSm90Small2x1},
-                {96, 10240, GemmKernel::kSm90Narrow2x1, true},
+                {128, 10240, GemmKernel::kSm90Wide80},
+                {96, 10240, GemmKernel::kSm90Wide80},
+                {96, 8192, GemmKernel::kSm90Narrow2x1, true},
                 {160, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
@@ -370,12 +385,14 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                  {{65, 28672, GemmKernel::kSm90Wide1x2},
                   {96, 57344, GemmKernel::kSm90Wide1x2},
                   {64, 28672, GemmKernel::kSm90Narrow},        // M ≤ 64: unchanged
-                  {96, 10240, GemmKernel::kSm90Narrow2x1},     // N < 28672: unchanged
+                  {96, 8192, GemmKernel::kSm90Narrow2x1},      // N < 28672: unchanged
+                  {96, 10240, GemmKernel::kSm90Wide80},        // 128×80 tiles in one wave
                   {97, 28672, GemmKernel::kSm90Narrow2x1},
                   {100, 6144, GemmKernel::kSm90Narrow2x1},
                   {128, 8192, GemmKernel::kSm90Narrow2x1},
                   {128, 57344, GemmKernel::kSm90Narrow2x1},
-                  {128, 10240, GemmKernel::kSm90Small2x1},     // 160 tiles of 64×128: 1.2 waves
+                  {128, 10240, GemmKernel::kSm90Wide80},       // 160 tiles of 64×128: 1.2 waves
+                  {128, 11008, GemmKernel::kSm90Small2x1},     // 128×80 tiles past one wave too
                   {65, 4096, GemmKernel::kSm90Narrow2x1},
                   {88, 4096, GemmKernel::kSm90Narrow2x1},
                   {89, 4096, GemmKernel::kSm90Small2x1},       // M = 89–128, N < 6144: unchanged
@@ -386,12 +403,13 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                  {{80, 28672, GemmKernel::kSm90Wide1x2},
                   {100, 8192, GemmKernel::kSm90Narrow2x1, true},
                   {72, 4096, GemmKernel::kSm90Narrow2x1, true},
-                  {128, 10240, GemmKernel::kSm90Small2x1}},
+                  {128, 10240, GemmKernel::kSm90Wide80}},
                  "fp8 fast, fast DRAM", true, regime);
     expect_picks(detail::kSm90Fp8Rules,
                  {{65, 28672, GemmKernel::kSm90Wide1x2},
                   {96, 57344, GemmKernel::kSm90Wide1x2},
-                  {96, 10240, GemmKernel::kSm90Square},
+                  {96, 10240, GemmKernel::kSm90Wide80},
+                  {96, 8192, GemmKernel::kSm90Square},
                   {97, 28672, GemmKernel::kSm90Square},
                   {88, 4096, GemmKernel::kSm90Square},
                   {96, 4096, GemmKernel::kSm90Small2x1}},

@@ -28,6 +28,8 @@ enum class Waves : uint8_t {
   // 64×128 tiles do NOT need between one and one and a half waves
   // (narrow_tiles_ragged).
   kNarrowNotRagged,
+  // 128×80 tiles fit one wave where 64×128 tiles do not (wide80_fills_one_wave).
+  kWide80OneWave,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -55,6 +57,14 @@ constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
 constexpr bool narrow_tiles_ragged(int64_t m, int64_t n, int sm_count) {
   const int64_t tiles = tile_count(m, n, 64, 128);
   return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
+}
+
+// True when 128×80 tiles, in clusters of 1×2, fit in one wave and 64×128
+// tiles do not: at M = 65–128 on 132 SMs, N = 8449–10560 (N = 10240: 128
+// tiles of 128×80 against 160 of 64×128).
+constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
+  const int64_t slots = ceil_div(m, 128) * round_up(ceil_div(n, 80), 2);
+  return slots <= sm_count && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.
@@ -371,6 +381,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kSquareRagged: return square_tiles_ragged(m, n, sm_count);
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
     case Waves::kNarrowNotRagged: return !narrow_tiles_ragged(m, n, sm_count);
+    case Waves::kWide80OneWave: return wide80_fills_one_wave(m, n, sm_count);
   }
   return false;
 }
@@ -434,6 +445,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {64, 0, kAnyN, GemmKernel::kSm90Narrow,
      "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work; TMA keeps enough "
      "bytes in flight"},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide80,
+     "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more (N = 8449–10560 on 132 "
+     "SMs): one wave of 128-row tiles streaming 80 weight rows each — H200: 128×10240×8192 33.7 → "
+     "29.7 µs, 112×9216×8192 33.9 → 29.5, 80×10240×8192 37.8 → 35.8 (fast fp8 128×10240×8192 "
+     "33.8 → 29.4; bench/results/gemm-h200-sweep-wide80-5a87830.json)",
+     Waves::kWide80OneWave},
     // Fast DRAM (an H200), M = 65–128: the 64-row ping-pong tiles there ran
     // the slower the more rows past M their second M tile holds (as the
     // 128×128 tile does above M = 256: kSm90Int8Tiles) — int8 57344×8192 with
@@ -523,6 +540,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "64×8192×8192 31.9 → 30.3",
      Waves::kSmallOneWave},
     {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide80,
+     "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more, as for int8 — H200: "
+     "128×10240×8192 36.9 → 29.4 µs, 128×9216×8192 36.3 → 28.2, 80×10240×8192 40.1 → 35.4",
+     Waves::kWide80OneWave},
     {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
      "fast DRAM, M = 65–96, N ≥ 28672: 128×256 (cluster 1×2), as for int8 — H200: 72×57344×8192 "
      "144.6 → 130.1 µs, 96×… 135.8 → 130.0, 80×28672×4096 42.5 → 40.2",
