@@ -1,12 +1,13 @@
 // sm90_configs.h — the Hopper CUTLASS kernel configurations: CTA tile,
 // cluster shape and mainloop/epilogue schedule, each with the reason for it.
-// dispatch_table.h says which problem shapes get which; sm90_*.cu instantiate
-// the configs of their input type for one (input, output) dtype pair (int8:
-// 7, precise fp8: 8), sm90_fp8fast_*.cu the six fast-accumulation fp8
-// configs (6 × 2 kernels): 42 in all; sm90_streamk_*.cu Wide1x2's three
-// (int8, precise fp8, fast fp8) on the stream-K scheduler (3 × 2 kernels,
-// sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for int8 and
-// precise fp8 (2 × 2 kernels, sm90_decode.cuh).
+// dispatch_table.h says which problem shapes get which. Instantiated per
+// (input, output) pair: sm90_{int8,fp8}_*.cu 8 configs each, sm90_fp8fast_*.cu
+// the 7 fast-accumulation fp8 configs (46 kernels); sm90_streamk_*.cu
+// Wide1x2's three (int8, precise fp8, fast fp8) on the stream-K scheduler
+// (3 × 2, sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for
+// int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_wide80_*.cu the
+// 128×80 tile for all three (3 × 2); sm90_direct_*.cu the direct-store
+// kernel (2 × 2): 66 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
