@@ -95,7 +95,7 @@ std::vector<KernelCase> kernel_cases() {
                                 GemmKernel::kSm90Square, GemmKernel::kSm90Narrow, GemmKernel::kSm90Small1x2,
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
                                 GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
-                                GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Wide80};
+                                GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {
       // M ≤ 16 only, M on both sides of 8 (transposed / plain). K: one
@@ -119,12 +119,14 @@ std::vector<KernelCase> kernel_cases() {
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{1, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
     for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
-    if (kernel == GemmKernel::kSm90Wide80) {
-      // What it is for: one 128-row M tile over many 80-column tiles, the
-      // last one ragged (N = 1000 is 12.5 tiles; an odd count leaves the
-      // last cluster's second CTA past N), and M below the tile.
+    if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96) {
+      // What they are for: one 128-row M tile over many narrow N tiles, the
+      // last one ragged (N = 1000 is 12.5 tiles of 80, 10.4 of 96; an odd
+      // count leaves the last cluster's second CTA past N), M below the
+      // tile, and two M tiles (the 128×96 tile's M = 129–256 band).
       cases.push_back({kernel, 128, 1000, 1040});
       cases.push_back({kernel, 65, 2000, 528});
+      cases.push_back({kernel, 200, 1200, 400});
     }
     if (kernel == GemmKernel::kSm90Wide1x2) {
       // Clusters along N: an odd number of N tiles (3) leaves the last

@@ -624,7 +624,7 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
   return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide192 || kernel == GemmKernel::kSm90Wide1x2 ||
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
-         kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80;
+         kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -641,6 +641,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Wide1x2:
     case GemmKernel::kSm90StreamK:
     case GemmKernel::kSm90Wide80:
+    case GemmKernel::kSm90Wide96:
       return true;
     default:
       return false;

@@ -34,8 +34,9 @@ enum class GemmKernel : uint8_t {
   kSm90StreamK,  // kSm90Wide1x2's tile and cluster on the stream-K scheduler (needs the call's workspace)
   kSm90Decode,   // M ≤ 16: Dᵀ = B·Aᵀ on 128×16×128 wgmma tiles, stream-K (needs the call's workspace)
   kSm90Wide80,   // 128×80×128, cluster 1×2, cooperative: one 128-row M tile whose N tiles fill one wave
+  kSm90Wide96,   // 128×96×128, cluster 1×2, cooperative: the next band of N in one wave
 };
-constexpr int kGemmKernelCount = 18;
+constexpr int kGemmKernelCount = 19;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -56,10 +57,10 @@ bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count
 // args.fp8_fast_accum); data-parallel where args.workspace is too small.
 bool sm90_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
-// kSm90Wide80: int8, precise fp8 or fast fp8 (args.input_dtype,
-// args.fp8_fast_accum).
-bool sm90_wide80_bf16(const ScaledMmArgs& args, int sm_count);
-bool sm90_wide80_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90Wide80 and kSm90Wide96: int8, precise fp8 or fast fp8
+// (args.input_dtype, args.fp8_fast_accum); false for any other kernel.
+bool sm90_one_wave_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_one_wave_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 // kSm90Decode: int8 or precise fp8 (args.input_dtype; fast fp8 runs precise);
 // false without a workspace large enough or with M > 16.
 bool sm90_decode_bf16(const ScaledMmArgs& args, int sm_count);

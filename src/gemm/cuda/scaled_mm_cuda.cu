@@ -90,9 +90,9 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     if (kernel == GemmKernel::kSm90StreamK) {
       return bf16 ? sm90_streamk_bf16(args, info.sm_count) : sm90_streamk_fp16(args, info.sm_count);
     }
-    // The 128×80 tile: one launcher per output for all three inputs.
-    if (kernel == GemmKernel::kSm90Wide80) {
-      return bf16 ? sm90_wide80_bf16(args, info.sm_count) : sm90_wide80_fp16(args, info.sm_count);
+    // The one-wave tiles: one launcher per output for all three inputs.
+    if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96) {
+      return bf16 ? sm90_one_wave_bf16(kernel, args, info.sm_count) : sm90_one_wave_fp16(kernel, args, info.sm_count);
     }
     if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
     // Fast accumulation: every config on int8's tiles has a fast variant;

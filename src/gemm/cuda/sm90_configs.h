@@ -5,9 +5,9 @@
 // the 7 fast-accumulation fp8 configs (46 kernels); sm90_streamk_*.cu
 // Wide1x2's three (int8, precise fp8, fast fp8) on the stream-K scheduler
 // (3 × 2, sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for
-// int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_wide80_*.cu the
-// 128×80 tile for all three (3 × 2); sm90_direct_*.cu the direct-store
-// kernel (2 × 2): 66 sm90 kernels.
+// int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_one_wave_*.cu the
+// 128×80 and 128×96 tiles for all three (6 × 2); sm90_direct_*.cu the
+// direct-store kernel (2 × 2): 72 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -45,6 +45,7 @@ using cute::_256;
 using cute::Shape;
 using _192 = cute::Int<192>;
 using _80 = cute::Int<80>;
+using _96 = cute::Int<96>;
 
 // kSm90Wide — large M. Two consumer warpgroups share one 128×256 tile
 // (64×256 each: the widest wgmma, the fewest A/B shared-memory bytes per MAC,
@@ -157,7 +158,7 @@ using Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
-// kSm90Wide80 (sm90_wide80_*.cu: int8, precise fp8, fast fp8) — 128×80×128
+// kSm90Wide80 (sm90_one_wave_*.cu: int8, precise fp8, fast fp8) — 128×80×128
 // cooperative, cluster 1×2: M = 65–128 where no other tile fills one wave.
 // At 128×10240 the 64-row tiles make 160 (1.2 waves on 132 SMs), 128×128
 // makes 80, 128×192 53; 128×80 makes 128, one wave, each CTA streaming 80
@@ -171,6 +172,22 @@ using Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::
 using Fp8Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
 using Fp8FastWide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>,
+                             cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+// kSm90Wide96 (the same units) — 128×96×128 cooperative, cluster 1×2: the
+// next band of N. One wave at M = 65–128 where 128×80 tiles need two
+// (N = 10561–12672 on 132 SMs), and at M = 129–256 with N ≤ 6336, where
+// 128×128 tiles fill at most three quarters of the SMs (N = 6144: 96 of
+// 132) and 64×128 tiles need 1.5 waves (dispatch_table.h). Cluster 1×2, not
+// 2×1: a 2×1 cluster would give M = 65–128's single M tile a padding CTA
+// per tile. 64×96 is a standard wgmma shape; the epilogue's subtile is
+// 128×32.
+using Wide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                      cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using Fp8Wide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                         cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
+using Fp8FastWide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>,
                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 

@@ -269,14 +269,24 @@ bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   }
 }
 
-// kSm90Wide80 for the call's input: int8, precise fp8 or fast fp8.
-// Instantiated only by sm90_wide80_*.cu.
+// The one-wave tiles (kSm90Wide80, kSm90Wide96) for the call's input: int8,
+// precise fp8 or fast fp8; false for other kernels. Instantiated only by
+// sm90_one_wave_*.cu.
 template <class Output>
-bool run_wide80(const ScaledMmArgs& args, int sm_count) {
+bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   using Fp8 = cutlass::float_e4m3_t;
-  if (args.input_dtype == DType::kInt8) return Kernel<Wide80, int8_t, Output>::run(args, sm_count);
-  if (args.fp8_fast_accum) return Kernel<Fp8FastWide80, Fp8, Output>::run(args, sm_count);
-  return Kernel<Fp8Wide80, Fp8, Output>::run(args, sm_count);
+  const bool int8 = args.input_dtype == DType::kInt8, fast = args.fp8_fast_accum;
+  switch (kernel) {
+    case GemmKernel::kSm90Wide80:
+      if (int8) return Kernel<Wide80, int8_t, Output>::run(args, sm_count);
+      if (fast) return Kernel<Fp8FastWide80, Fp8, Output>::run(args, sm_count);
+      return Kernel<Fp8Wide80, Fp8, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide96:
+      if (int8) return Kernel<Wide96, int8_t, Output>::run(args, sm_count);
+      if (fast) return Kernel<Fp8FastWide96, Fp8, Output>::run(args, sm_count);
+      return Kernel<Fp8Wide96, Fp8, Output>::run(args, sm_count);
+    default: return false;
+  }
 }
 
 }  // namespace qgemm::detail::sm90
