@@ -128,6 +128,15 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::wide80_fills_one_wave(128, 8448, kH100Sms));   // 132 tiles of 64×128: one wave
   EXPECT_FALSE(detail::wide80_fills_one_wave(128, 10561, kH100Sms));  // 133 of 128×80, 134 cluster slots
   EXPECT_FALSE(detail::wide80_fills_one_wave(129, 10240, kH100Sms));  // two M tiles: 256 slots
+  // 128×96 tiles in one wave where 128×80 and 64×128 tiles are not:
+  // M = 65–128, N = 10561–12672.
+  EXPECT_TRUE(detail::wide96_fills_one_wave(128, 11008, kH100Sms));
+  EXPECT_TRUE(detail::wide96_fills_one_wave(65, 10561, kH100Sms));
+  EXPECT_TRUE(detail::wide96_fills_one_wave(128, 12672, kH100Sms));
+  EXPECT_FALSE(detail::wide96_fills_one_wave(128, 10560, kH100Sms));  // 128×80 fits: kWide80OneWave
+  EXPECT_FALSE(detail::wide96_fills_one_wave(128, 12673, kH100Sms));  // 133 of 128×96
+  EXPECT_FALSE(detail::wide96_fills_one_wave(256, 5120, kH100Sms));   // two M tiles: 108 slots, but
+                                                                       // 128×80 fits too (128)
 }
 
 // Stream-K's modelled time and where the tile-model rules take it (with a
@@ -287,7 +296,9 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {65, 10240, GemmKernel::kSm90Wide80},  // 128 tiles of 128×80: one wave
                 {128, 9216, GemmKernel::kSm90Wide80},
                 {128, 8448, GemmKernel::kSm90Small2x1},  // 132 tiles of 64×128: one wave
-                {128, 10576, GemmKernel::kSm90Small2x1},  // 133 of 128×80: two waves
+                {128, 10576, GemmKernel::kSm90Wide96},  // 133 of 128×80, 111 of 128×96
+                {100, 12288, GemmKernel::kSm90Wide96},
+                {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {129, 6144, GemmKernel::kSm90Wide192},
@@ -325,6 +336,8 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {128, 28672, GemmKernel::kSm90Square},
                 {128, 10240, GemmKernel::kSm90Wide80},
                 {80, 9216, GemmKernel::kSm90Wide80},
+                {128, 11008, GemmKernel::kSm90Wide96},
+                {80, 12288, GemmKernel::kSm90Wide96},
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
@@ -392,7 +405,8 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {128, 8192, GemmKernel::kSm90Narrow2x1},
                   {128, 57344, GemmKernel::kSm90Narrow2x1},
                   {128, 10240, GemmKernel::kSm90Wide80},       // 160 tiles of 64×128: 1.2 waves
-                  {128, 11008, GemmKernel::kSm90Small2x1},     // 128×80 tiles past one wave too
+                  {128, 11008, GemmKernel::kSm90Wide96},       // 128×80 past one wave, 128×96 not
+                  {128, 13312, GemmKernel::kSm90Narrow2x1},    // every tile past one wave
                   {65, 4096, GemmKernel::kSm90Narrow2x1},
                   {88, 4096, GemmKernel::kSm90Narrow2x1},
                   {89, 4096, GemmKernel::kSm90Small2x1},       // M = 89–128, N < 6144: unchanged

@@ -30,6 +30,9 @@ enum class Waves : uint8_t {
   kNarrowNotRagged,
   // 128×80 tiles fit one wave where 64×128 tiles do not (wide80_fills_one_wave).
   kWide80OneWave,
+  // 128×96 tiles fit one wave where 128×80 and 64×128 tiles do not
+  // (wide96_fills_one_wave).
+  kWide96OneWave,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -59,12 +62,25 @@ constexpr bool narrow_tiles_ragged(int64_t m, int64_t n, int sm_count) {
   return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
 }
 
+// The cluster slots of 128-row tiles `tile_n` wide in clusters of 1×2 (the
+// one-wave tiles, kSm90Wide80 / kSm90Wide96).
+constexpr int64_t one_wave_tile_slots(int64_t m, int64_t n, int64_t tile_n) {
+  return ceil_div(m, 128) * round_up(ceil_div(n, tile_n), 2);
+}
+
 // True when 128×80 tiles, in clusters of 1×2, fit in one wave and 64×128
 // tiles do not: at M = 65–128 on 132 SMs, N = 8449–10560 (N = 10240: 128
 // tiles of 128×80 against 160 of 64×128).
 constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
-  const int64_t slots = ceil_div(m, 128) * round_up(ceil_div(n, 80), 2);
-  return slots <= sm_count && tile_count(m, n, 64, 128) > sm_count;
+  return one_wave_tile_slots(m, n, 80) <= sm_count && tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when 128×96 tiles fit in one wave and neither 128×80 nor 64×128
+// tiles do: at M = 65–128 on 132 SMs, N = 10561–12672 (N = 11008: 115 tiles
+// of 128×96 against 138 of 128×80 and 172 of 64×128).
+constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
+  return one_wave_tile_slots(m, n, 96) <= sm_count && one_wave_tile_slots(m, n, 80) > sm_count &&
+         tile_count(m, n, 64, 128) > sm_count;
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.
@@ -382,6 +398,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kSmallOneWave: return small_tiles_fit_one_wave(m, n, sm_count);
     case Waves::kNarrowNotRagged: return !narrow_tiles_ragged(m, n, sm_count);
     case Waves::kWide80OneWave: return wide80_fills_one_wave(m, n, sm_count);
+    case Waves::kWide96OneWave: return wide96_fills_one_wave(m, n, sm_count);
   }
   return false;
 }
@@ -451,6 +468,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "29.7 µs, 112×9216×8192 33.9 → 29.5, 80×10240×8192 37.8 → 35.8 (fast fp8 128×10240×8192 "
      "33.8 → 29.4; bench/results/gemm-h200-sweep-wide80-5a87830.json)",
      Waves::kWide80OneWave},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide96,
+     "M = 65–128 where 128×96 tiles fill one wave and 128×80 and 64×128 tiles need more (N = "
+     "10561–12672 on 132 SMs) — H200: 100×12288×4096 25.6 → 22.1 µs, 80×12288×8192 39.2 → 37.4, "
+     "128×11008×4096 20.8 → 20.5 (fast fp8 100×12288×4096 25.5 → 21.9; "
+     "bench/results/gemm-h200-sweep-wide96-2d53da0.json)",
+     Waves::kWide96OneWave},
     // Fast DRAM (an H200), M = 65–128: the 64-row ping-pong tiles there ran
     // the slower the more rows past M their second M tile holds (as the
     // 128×128 tile does above M = 256: kSm90Int8Tiles) — int8 57344×8192 with
@@ -544,6 +567,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more, as for int8 — H200: "
      "128×10240×8192 36.9 → 29.4 µs, 128×9216×8192 36.3 → 28.2, 80×10240×8192 40.1 → 35.4",
      Waves::kWide80OneWave},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide96,
+     "M = 65–128 where 128×96 tiles fill one wave and 128×80 and 64×128 tiles need more, as for "
+     "int8 — H200: 128×11008×4096 22.4 → 19.8 µs, 128×12288×8192 37.5 → 33.4, 80×11008×4096 "
+     "23.9 → 22.4",
+     Waves::kWide96OneWave},
     {96, 28672, kAnyN, GemmKernel::kSm90Wide1x2,
      "fast DRAM, M = 65–96, N ≥ 28672: 128×256 (cluster 1×2), as for int8 — H200: 72×57344×8192 "
      "144.6 → 130.1 µs, 96×… 135.8 → 130.0, 80×28672×4096 42.5 → 40.2",
