@@ -44,8 +44,6 @@ using cute::_128;
 using cute::_256;
 using cute::Shape;
 using _192 = cute::Int<192>;
-using _80 = cute::Int<80>;
-using _96 = cute::Int<96>;
 
 // kSm90Wide — large M. Two consumer warpgroups share one 128×256 tile
 // (64×256 each: the widest wgmma, the fewest A/B shared-memory bytes per MAC,
@@ -158,38 +156,32 @@ using Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
-// kSm90Wide80 (sm90_one_wave_*.cu: int8, precise fp8, fast fp8) — 128×80×128
-// cooperative, cluster 1×2: M = 65–128 where no other tile fills one wave.
-// At 128×10240 the 64-row tiles make 160 (1.2 waves on 132 SMs), 128×128
-// makes 80, 128×192 53; 128×80 makes 128, one wave, each CTA streaming 80
-// weight rows once. Its MMAs are narrow (64×80 per warpgroup: 144 B of
-// shared memory per 64·80 MACs, 1.8× Wide's), which M ≤ 128's weight-bound
-// problems can afford. Cluster 1×2: N-neighbours share the A tile by
-// multicast. Precise fp8 promotes with two whole partial sets (3 × 40
-// registers). The epilogue's subtile is 128×16 (gcd(32, 80)).
-using Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                      cutlass::epilogue::TmaWarpSpecializedCooperative>;
-using Fp8Wide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                         cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-using Fp8FastWide80 = Config<Shape<_128, _80, _128>, Shape<_1, _2, _1>,
-                             cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
-                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
-
-// kSm90Wide96 (the same units) — 128×96×128 cooperative, cluster 1×2: the
-// next band of N. One wave at M = 65–128 where 128×80 tiles need two
-// (N = 10561–12672 on 132 SMs), and at M = 129–256 with N ≤ 6336, where
-// 128×128 tiles fill at most three quarters of the SMs (N = 6144: 96 of
-// 132) and 64×128 tiles need 1.5 waves (dispatch_table.h). Cluster 1×2, not
-// 2×1: a 2×1 cluster would give M = 65–128's single M tile a padding CTA
-// per tile. 64×96 is a standard wgmma shape; the epilogue's subtile is
-// 128×32.
-using Wide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                      cutlass::epilogue::TmaWarpSpecializedCooperative>;
-using Fp8Wide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                         cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-using Fp8FastWide96 = Config<Shape<_128, _96, _128>, Shape<_1, _2, _1>,
-                             cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
-                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
+// The one-wave tiles (sm90_one_wave_*.cu: int8, precise fp8, fast fp8) —
+// 128×kN×128 cooperative, cluster 1×2, for M = 65–128 where no other tile
+// fills one wave (dispatch_table.h, wide80_fills_one_wave and
+// wide96_fills_one_wave). At 128×10240 the 64-row tiles make 160 (1.2 waves
+// on 132 SMs), 128×128 makes 80, 128×192 53; 128×80 makes 128, one wave,
+// each CTA streaming 80 weight rows once. 128×96 takes the next band
+// (N = 10561–12672), where 128×80 tiles need two waves too. Their MMAs are
+// narrow (64×80 per warpgroup: 144 B of shared memory per 64·80 MACs, 1.8×
+// Wide's), which M ≤ 128's weight-bound problems can afford. Cluster 1×2:
+// N-neighbours share the A tile by multicast (2×1 would give the single M
+// tile a padding CTA per tile). Precise fp8 promotes with two whole partial
+// sets (3 × kN / 2 registers). The epilogue's subtile is 128 × gcd(32, kN).
+// 64×80 is one of CUTLASS's extended wgmma shapes (sm90_one_wave_*.cu
+// enable them); 64×96 a standard one.
+template <int kN>
+using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+                       cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+template <int kN>
+using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
+template <int kN>
+using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
 // CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in

@@ -269,22 +269,23 @@ bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   }
 }
 
+// The one-wave tile 128×kN for the call's input: int8, precise fp8 or fast fp8.
+template <int kN, class Output>
+bool run_one_wave(const ScaledMmArgs& args, int sm_count) {
+  using Fp8 = cutlass::float_e4m3_t;
+  if (args.input_dtype == DType::kInt8) return Kernel<OneWave<kN>, int8_t, Output>::run(args, sm_count);
+  if (args.fp8_fast_accum) return Kernel<Fp8FastOneWave<kN>, Fp8, Output>::run(args, sm_count);
+  return Kernel<Fp8OneWave<kN>, Fp8, Output>::run(args, sm_count);
+}
+
 // The one-wave tiles (kSm90Wide80, kSm90Wide96) for the call's input: int8,
 // precise fp8 or fast fp8; false for other kernels. Instantiated only by
 // sm90_one_wave_*.cu.
 template <class Output>
 bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
-  using Fp8 = cutlass::float_e4m3_t;
-  const bool int8 = args.input_dtype == DType::kInt8, fast = args.fp8_fast_accum;
   switch (kernel) {
-    case GemmKernel::kSm90Wide80:
-      if (int8) return Kernel<Wide80, int8_t, Output>::run(args, sm_count);
-      if (fast) return Kernel<Fp8FastWide80, Fp8, Output>::run(args, sm_count);
-      return Kernel<Fp8Wide80, Fp8, Output>::run(args, sm_count);
-    case GemmKernel::kSm90Wide96:
-      if (int8) return Kernel<Wide96, int8_t, Output>::run(args, sm_count);
-      if (fast) return Kernel<Fp8FastWide96, Fp8, Output>::run(args, sm_count);
-      return Kernel<Fp8Wide96, Fp8, Output>::run(args, sm_count);
+    case GemmKernel::kSm90Wide80: return run_one_wave<80, Output>(args, sm_count);
+    case GemmKernel::kSm90Wide96: return run_one_wave<96, Output>(args, sm_count);
     default: return false;
   }
 }
