@@ -10,9 +10,7 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
-# Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the
-# cache (CMakeLists.txt passes system include paths as arguments of their own
-# for this).
+# Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 export CCACHE_NOHASHDIR=1
 mkdir -p "$build"
