@@ -123,7 +123,8 @@ std::vector<KernelCase> kernel_cases() {
       // What they are for: one 128-row M tile over many narrow N tiles, the
       // last one ragged (N = 1000 is 12.5 tiles of 80, 10.4 of 96; an odd
       // count leaves the last cluster's second CTA past N), M below the
-      // tile, and two M tiles (the 128×96 tile's M = 129–256 band).
+      // tile, and two M tiles, which the dispatch does not send them but the
+      // kernels must take when forced.
       cases.push_back({kernel, 128, 1000, 1040});
       cases.push_back({kernel, 65, 2000, 528});
       cases.push_back({kernel, 200, 1200, 400});

@@ -3,8 +3,8 @@
 // fast fp8, bf16 output. A translation unit of its own, beside the others on
 // the 2-core build.
 //
-// CUTLASS offers wgmma atoms whose N is not a power-of-two multiple of 16
-// (here 64×80) only with this switch; without it the collective builder
+// CUTLASS offers the wgmma atoms whose N is outside its standard set (here
+// 64×80) only with this switch; without it the collective builder
 // tiles 80 columns with five 64×16 atoms, each re-reading the A tile from
 // shared memory. The other tiles' atoms are the same either way (the
 // selector takes the widest N that divides the tile: 256, 192, 128, 96, 64,
