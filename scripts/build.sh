@@ -11,9 +11,8 @@ fi
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 # Paths relative to the checkout, so a fresh clone elsewhere (CI) hits the
-# cache — except, for now, in the units that include CUTLASS: CMake passes
-# nvcc's system include paths as "-isystem=<abs path>", which ccache does not
-# rewrite (the fix, 6ebc4b8, was reverted until its one-time rebuild fits).
+# cache (CMakeLists.txt passes nvcc's system include paths as arguments of
+# their own for this: ccache does not rewrite CMake's "-isystem=<abs path>").
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 export CCACHE_NOHASHDIR=1
 mkdir -p "$build"
