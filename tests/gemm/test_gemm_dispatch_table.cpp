@@ -537,7 +537,8 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   for (GemmKernel k : {GemmKernel::kSm90Wide, GemmKernel::kSm90Square, GemmKernel::kSm90Narrow,
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
-                       GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96}) {
+                       GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin32,
+                       GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,

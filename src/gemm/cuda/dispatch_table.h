@@ -652,7 +652,8 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
   return kernel == GemmKernel::kSm90Wide || kernel == GemmKernel::kSm90Wide192 || kernel == GemmKernel::kSm90Wide1x2 ||
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
-         kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96;
+         kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
+         kernel == GemmKernel::kSm90Thin32 || kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -670,6 +671,9 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90StreamK:
     case GemmKernel::kSm90Wide80:
     case GemmKernel::kSm90Wide96:
+    case GemmKernel::kSm90Thin32:
+    case GemmKernel::kSm90Thin48:
+    case GemmKernel::kSm90Wide80x4:
       return true;
     default:
       return false;

@@ -170,18 +170,43 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // sets (3 × kN / 2 registers). The epilogue's subtile is 128 × gcd(32, kN).
 // 64×80 is one of CUTLASS's extended wgmma shapes (sm90_one_wave_*.cu
 // enable them); 64×96 a standard one.
-template <int kN>
-using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+// kClusterN = 4 (kSm90Wide80x4): four N-neighbours share the A tile, each
+// loading a quarter of it.
+template <int kN, int kClusterN = 2>
+using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                        cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                        cutlass::epilogue::TmaWarpSpecializedCooperative>;
-template <int kN>
-using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+template <int kN, int kClusterN = 2>
+using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                           cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                           cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-template <int kN>
-using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, _2, _1>,
+template <int kN, int kClusterN = 2>
+using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+// The thin tiles (sm90_thin_*.cu: int8, precise fp8, fast fp8) — 64×kN
+// ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64 tiles leave
+// SMs idle (dispatch_table.h). What bounds these shapes is each CTA's
+// stream of operand bytes from L2, at a roughly fixed rate per SM
+// (H200: 64×4096×4096 and 128×4096×4096 take the same time on 64×64 tiles,
+// 64 and 128 CTAs, each CTA 384 KiB). 64×32 tiles put 128 CTAs on N = 4096
+// instead of 64, each streaming half the weight rows; the cluster of four
+// N-neighbours shares the A tile by multicast, so each CTA fetches a
+// quarter of it: per k-tile 16 + 32 rows from L2 instead of 32 + 64 with
+// 64×64 and cluster 1×2. 64×48 (an extended wgmma shape: sm90_thin_*.cu
+// enable them) does the same for N up to 6336. Precise fp8 promotes with
+// two whole partial sets (kSlices 1).
+template <int kN>
+using Thin = Config<Shape<_64, cute::Int<kN>, _128>, Shape<_1, cute::_4, _1>,
+                    cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;
+template <int kN>
+using Fp8Thin = Config<Shape<_64, cute::Int<kN>, _128>, Shape<_1, cute::_4, _1>,
+                       cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized, 1>;
+template <int kN>
+using Fp8FastThin = Config<Shape<_64, cute::Int<kN>, _128>, Shape<_1, cute::_4, _1>,
+                           cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                           cutlass::epilogue::TmaWarpSpecialized>;
 
 // fp8 with fast accumulation (Fp8Accumulation::kFast, sm90_fp8fast_*.cu):
 // CUTLASS's FP8FastAccum schedules let wgmma accumulate over the whole K in
