@@ -22,7 +22,6 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Decode: return "sm90-decode-128x16-streamk";
     case GemmKernel::kSm90Wide80: return "sm90-128x80-coop-1x2";
     case GemmKernel::kSm90Wide96: return "sm90-128x96-coop-1x2";
-    case GemmKernel::kSm90Thin32: return "sm90-64x32-pingpong-1x4";
     case GemmKernel::kSm90Thin48: return "sm90-64x48-pingpong-1x4";
     case GemmKernel::kSm90Wide80x4: return "sm90-128x80-coop-1x4";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile

@@ -137,6 +137,25 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::wide96_fills_one_wave(128, 12673, kH100Sms));  // 133 of 128×96
   EXPECT_FALSE(detail::wide96_fills_one_wave(256, 5120, kH100Sms));   // two M tiles: 108 slots, but
                                                                        // 128×80 fits too (128)
+  // Clusters of four: at most SMs − 16 slots (132 − 16 = 116), tiles
+  // rounded up to whole clusters along N.
+  EXPECT_EQ(detail::quad_cluster_slots(64, 4096, 64, 48), 88);  // 85.3 tiles → 22 clusters
+  EXPECT_EQ(detail::quad_cluster_slots(100, 9216, 128, 80), 116);
+  EXPECT_EQ(detail::quad_cluster_slots(129, 4096, 64, 48), 3 * 88);
+  EXPECT_TRUE(detail::quad_clusters_fit(116, kH100Sms));
+  EXPECT_FALSE(detail::quad_clusters_fit(120, kH100Sms));
+  EXPECT_FALSE(detail::quad_clusters_fit(4, 16));  // no SMs left beside the idle pairs
+  EXPECT_TRUE(detail::thin48_fits(1, 1, kH100Sms));
+  EXPECT_TRUE(detail::thin48_fits(64, 5568, kH100Sms));
+  EXPECT_FALSE(detail::thin48_fits(64, 5569, kH100Sms));  // 117 tiles → 120 slots
+  EXPECT_FALSE(detail::thin48_fits(65, 4096, kH100Sms));  // two M tiles: 176 slots
+  EXPECT_FALSE(detail::thin48_fits(64, 4096, 0));         // no SM count
+  // 128×80 in fours: inside the 1×2 tile's band (64×128 tiles past one wave).
+  EXPECT_TRUE(detail::wide80x4_fits(65, 8449, kH100Sms));
+  EXPECT_TRUE(detail::wide80x4_fits(128, 9280, kH100Sms));
+  EXPECT_FALSE(detail::wide80x4_fits(128, 9281, kH100Sms));  // 117 tiles → 120 slots
+  EXPECT_FALSE(detail::wide80x4_fits(128, 8448, kH100Sms));  // 64×128 tiles fit one wave
+  EXPECT_FALSE(detail::wide80x4_fits(129, 8704, kH100Sms));  // two M tiles
 }
 
 // Stream-K's modelled time and where the tile-model rules take it (with a
@@ -283,7 +302,9 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {8, 8192, GemmKernel::kSm90SkinnyStream},
                 {9, 8192, GemmKernel::kSm90SkinnyStream},
                 {16, 8192, GemmKernel::kSm90SkinnyStream},
-                {17, 4096, GemmKernel::kSm90Small1x2},
+                {17, 4096, GemmKernel::kSm90Thin48},   // 88 slots of 64×48 in clusters of four
+                {64, 5568, GemmKernel::kSm90Thin48},   // 116: all co-resident
+                {64, 5569, GemmKernel::kSm90Small1x2},  // 120: more than 132 − 16
                 {64, 8192, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {32, 28672, GemmKernel::kSm90Narrow},
@@ -294,7 +315,10 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {97, 28672, GemmKernel::kSm90Small2x1},
                 {128, 28672, GemmKernel::kSm90Small2x1},
                 {65, 10240, GemmKernel::kSm90Wide80},  // 128 tiles of 128×80: one wave
-                {128, 9216, GemmKernel::kSm90Wide80},
+                {128, 9216, GemmKernel::kSm90Wide80x4},  // 116 slots in clusters of four
+                {100, 9280, GemmKernel::kSm90Wide80x4},
+                {100, 9281, GemmKernel::kSm90Wide80},    // 120 slots
+                {128, 8449, GemmKernel::kSm90Wide80x4},  // 133 tiles of 64×128
                 {128, 8448, GemmKernel::kSm90Small2x1},  // 132 tiles of 64×128: one wave
                 {128, 10576, GemmKernel::kSm90Wide96},  // 133 of 128×80, 111 of 128×96
                 {100, 12288, GemmKernel::kSm90Wide96},
@@ -329,13 +353,14 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                {{16, 4096, GemmKernel::kSm90SkinnyStream},
                 {1, 8192, GemmKernel::kSm90SkinnyStream},
                 {16, 8192, GemmKernel::kSm90SkinnyStream},
-                {64, 4096, GemmKernel::kSm90Small1x2},
+                {64, 4096, GemmKernel::kSm90Thin48},
+                {48, 6144, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {128, 6144, GemmKernel::kSm90Square},
                 {128, 28672, GemmKernel::kSm90Square},
                 {128, 10240, GemmKernel::kSm90Wide80},
-                {80, 9216, GemmKernel::kSm90Wide80},
+                {80, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 11008, GemmKernel::kSm90Wide96},
                 {80, 12288, GemmKernel::kSm90Wide96},
                 {129, 4096, GemmKernel::kSm90Narrow},
@@ -366,8 +391,9 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                {{16, 4096, GemmKernel::kSm90SkinnyStream, true},
                 {8, 8192, GemmKernel::kSm90SkinnyStream, true},
                 {16, 8192, GemmKernel::kSm90SkinnyStream, true},
-                {64, 4096, GemmKernel::kSm90Small1x2},
+                {64, 4096, GemmKernel::kSm90Thin48},
                 {64, 28672, GemmKernel::kSm90Narrow},
+                {72, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 10240, GemmKernel::kSm90Wide80},
                 {96, 10240, GemmKernel::kSm90Wide80},
                 {96, 8192, GemmKernel::kSm90Narrow2x1, true},
@@ -537,8 +563,8 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   for (GemmKernel k : {GemmKernel::kSm90Wide, GemmKernel::kSm90Square, GemmKernel::kSm90Narrow,
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
-                       GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin32,
-                       GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4}) {
+                       GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
+                       GemmKernel::kSm90Wide80x4}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,

@@ -303,8 +303,8 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
                                         detail::GemmKernel::kSm90Wide1x2, detail::GemmKernel::kSm90Square,
                                         detail::GemmKernel::kSm90Narrow,  detail::GemmKernel::kSm90Small1x2,
                                         detail::GemmKernel::kSm90Small2x1, detail::GemmKernel::kSm90Wide80,
-                                        detail::GemmKernel::kSm90Wide96,  detail::GemmKernel::kSm90Thin32,
-                                        detail::GemmKernel::kSm90Thin48,  detail::GemmKernel::kSm90Wide80x4};
+                                        detail::GemmKernel::kSm90Wide96,  detail::GemmKernel::kSm90Thin48,
+                                        detail::GemmKernel::kSm90Wide80x4};
   for (detail::GemmKernel kernel : kernels) {
     for (const FastShape& s : {FastShape{1, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {
@@ -391,8 +391,9 @@ TEST(ScaledMmFp8FastKernels, DispatchPicksFastTiles) {
   const detail::DramRegime regime = detail::dram_regime(4096, detail::cuda_peak_dram_gbps(0), sm_count);
   const GemmKernel at_1024 = detail::modelled_tile(detail::kSm90Int8Model, 1024, 4096, sm_count, regime);
   const GemmKernel at_4096 = detail::modelled_tile(detail::kSm90Int8Model, 4096, 4096, sm_count, regime);
-  const GemmKernel at_64 =
-      detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2 : GemmKernel::kSm90Narrow;
+  const GemmKernel at_64 = detail::thin48_fits(64, 4096, sm_count)              ? GemmKernel::kSm90Thin48
+                           : detail::small_tiles_fit_one_wave(64, 4096, sm_count) ? GemmKernel::kSm90Small1x2
+                                                                                  : GemmKernel::kSm90Narrow;
   for (const Want& w : {Want{8, 4096, 4096, GemmKernel::kSm90SkinnyStream}, Want{64, 4096, 4096, at_64},
                         Want{256, 4096, 4096, GemmKernel::kSm90Narrow2x1}, Want{1024, 4096, 4096, at_1024},
                         Want{4096, 4096, 4096, at_4096}}) {

@@ -96,7 +96,7 @@ std::vector<KernelCase> kernel_cases() {
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
                                 GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
                                 GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96,
-                                GemmKernel::kSm90Thin32, GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4};
+                                GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {
       // M ≤ 16 only, M on both sides of 8 (transposed / plain). K: one
@@ -120,11 +120,11 @@ std::vector<KernelCase> kernel_cases() {
     // Ragged in every dimension against every tile (and K tails of 16).
     const int64_t shapes[][3] = {{1, 48, 80}, {17, 272, 208}, {skinny ? 64 : 300, 400, 528}};
     for (const auto& s : shapes) cases.push_back({kernel, s[0], s[1], s[2]});
-    if (kernel == GemmKernel::kSm90Thin32 || kernel == GemmKernel::kSm90Thin48) {
-      // What they are for: M ≤ 64 over many thin N tiles. Clusters of four
-      // along N: 1000 columns are 31.25 tiles of 32 (the last cluster has
-      // three CTAs past N), 20.8 of 48; M = 64 fills the tile, 33 does not;
-      // two M tiles, which the dispatch does not send them.
+    if (kernel == GemmKernel::kSm90Thin48) {
+      // What it is for: M ≤ 64 over many thin N tiles. Clusters of four
+      // along N: 1000 columns are 20.8 tiles of 48 (the last cluster has
+      // three CTAs past N); M = 64 fills the tile, 33 does not; two M
+      // tiles, which the dispatch does not send it.
       cases.push_back({kernel, 64, 1000, 1040});
       cases.push_back({kernel, 33, 4096, 528});
       cases.push_back({kernel, 100, 136, 208});

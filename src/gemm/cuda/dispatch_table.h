@@ -33,6 +33,11 @@ enum class Waves : uint8_t {
   // 128×96 tiles fit one wave where 128×80 and 64×128 tiles do not
   // (wide96_fills_one_wave).
   kWide96OneWave,
+  // 64×48 tiles in clusters of 1×4 are all co-resident (thin48_fits).
+  kThin48Fits,
+  // 128×80 tiles in clusters of 1×4 are all co-resident and 64×128 tiles do
+  // not fit one wave (wide80x4_fits).
+  kWide80x4Fits,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -81,6 +86,36 @@ constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
   return one_wave_tile_slots(m, n, 96) <= sm_count && one_wave_tile_slots(m, n, 80) > sm_count &&
          tile_count(m, n, 64, 128) > sm_count;
+}
+
+// Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4) run one wave only
+// where all of them are co-resident, and fewer fit than SMs / 4: a cluster
+// runs on the SMs of one GPC, and Hopper's SMs come in pairs (TPCs), so a
+// GPC whose SM count is 2 mod 4 leaves a pair idle — with GH100's 8 GPCs
+// at most 16 SMs, 116 of an H100's or H200's 132. The rules hold to that
+// bound. On the H200, 29 clusters of four (116 CTAs) ran in one wave and 32
+// (128) in two: 128×10240×8192 int8 30.0 µs with 128×80 tiles in pairs,
+// 40.4 in fours, 128×9216×8192 (29 clusters) 28.7 and 27.1
+// (bench/results/gemm-h200-sweep-wide80x4-5897ca2.json).
+constexpr int64_t kQuadClusterIdleSms = 16;
+constexpr int64_t quad_cluster_slots(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
+  return ceil_div(m, tile_m) * round_up(ceil_div(n, tile_n), 4);
+}
+constexpr bool quad_clusters_fit(int64_t slots, int sm_count) {
+  return slots <= static_cast<int64_t>(sm_count) - kQuadClusterIdleSms;
+}
+
+// True when 64×48 tiles in clusters of 1×4 are all co-resident: M ≤ 64 on
+// 132 SMs, N ≤ 5568 (N = 4096: 88 slots).
+constexpr bool thin48_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(quad_cluster_slots(m, n, 64, 48), sm_count);
+}
+
+// True when 128×80 tiles in clusters of 1×4 are all co-resident and 64×128
+// tiles do not fit one wave: M = 65–128 on 132 SMs, N = 8449–9280 (N =
+// 9216: 116 slots), inside wide80_fills_one_wave's band.
+constexpr bool wide80x4_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(quad_cluster_slots(m, n, 128, 80), sm_count) && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.
@@ -399,6 +434,8 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kNarrowNotRagged: return !narrow_tiles_ragged(m, n, sm_count);
     case Waves::kWide80OneWave: return wide80_fills_one_wave(m, n, sm_count);
     case Waves::kWide96OneWave: return wide96_fills_one_wave(m, n, sm_count);
+    case Waves::kThin48Fits: return thin48_fits(m, n, sm_count);
+    case Waves::kWide80x4Fits: return wide80x4_fits(m, n, sm_count);
   }
   return false;
 }
@@ -454,6 +491,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "(geomean of int8 and fp8 over the 8 (N, K), never slower), M = 9–16 0.90× (at most 2 % slower: "
      "16×8192×28672 int8); 1×4096×14336 29.7 → 24.9 µs, 16×57344×8192 175.9 → 165.7. It also beat "
      "the 64×64 CUTLASS tile that fp8 M = 9–16 ran at N = 8192 (16×8192×8192 fp8 32.1 → 29.9 µs)"},
+    {64, 0, kAnyN, GemmKernel::kSm90Thin48,
+     "M ≤ 64 where 64×48 tiles in clusters of 1×4 are all co-resident (N ≤ 5568 on 132 SMs): more "
+     "CTAs than 64×64 pull the weight, and four share each A tile — H200: 24×4096×14336 27.6 → "
+     "24.3 µs, 32×4096×11008 22.7 → 19.7, 64×4096×14336 22.7 → 22.0, 32×5120×8192 20.5 → 19.1 "
+     "(bench/results/gemm-h200-sweep-thin-5897ca2.json)",
+     Waves::kThin48Fits},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -462,6 +505,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {64, 0, kAnyN, GemmKernel::kSm90Narrow,
      "bandwidth-bound: 64×128 tiles (the smallest wgmma M) waste the least MMA work; TMA keeps enough "
      "bytes in flight"},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide80x4,
+     "M = 65–128 where 128×80 tiles in clusters of 1×4 are all co-resident and 64×128 tiles need "
+     "more than one wave (N = 8449–9280 on 132 SMs): four CTAs share each A tile — H200: "
+     "72×9216×8192 36.1 → 28.2 µs, 96×9216×4096 19.8 → 18.5, 128×9216×8192 28.7 → 27.1 "
+     "(bench/results/gemm-h200-sweep-wide80x4-5897ca2.json)",
+     Waves::kWide80x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more (N = 8449–10560 on 132 "
      "SMs): one wave of 128-row tiles streaming 80 weight rows each — H200: 128×10240×8192 33.7 → "
@@ -558,11 +607,20 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // (gemm-h100-sweep-fp8.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 16 (decode), as for int8"},
+    {64, 0, kAnyN, GemmKernel::kSm90Thin48,
+     "M ≤ 64 where 64×48 tiles in clusters of 1×4 are all co-resident, as for int8 — H200: "
+     "24×4096×14336 27.6 → 23.6 µs, 24×4096×11008 23.2 → 19.5, 64×4096×14336 23.8 → 23.0",
+     Waves::kThin48Fits},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "
      "64×8192×8192 31.9 → 30.3",
      Waves::kSmallOneWave},
     {64, 0, kAnyN, GemmKernel::kSm90Narrow, "bandwidth-bound: 64×128 ping-pong, as for int8"},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide80x4,
+     "M = 65–128 where 128×80 tiles in clusters of 1×4 are all co-resident and 64×128 tiles need "
+     "more than one wave, as for int8 — H200: 72×9216×8192 35.6 → 28.0 µs, 72×9216×4096 21.5 → "
+     "18.0",
+     Waves::kWide80x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more, as for int8 — H200: "
      "128×10240×8192 36.9 → 29.4 µs, 128×9216×8192 36.3 → 28.2, 80×10240×8192 40.1 → 35.4",
@@ -653,7 +711,7 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
          kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
-         kernel == GemmKernel::kSm90Thin32 || kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4;
+         kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -671,7 +729,6 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90StreamK:
     case GemmKernel::kSm90Wide80:
     case GemmKernel::kSm90Wide96:
-    case GemmKernel::kSm90Thin32:
     case GemmKernel::kSm90Thin48:
     case GemmKernel::kSm90Wide80x4:
       return true;

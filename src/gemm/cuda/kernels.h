@@ -35,11 +35,10 @@ enum class GemmKernel : uint8_t {
   kSm90Decode,   // M ≤ 16: Dᵀ = B·Aᵀ on 128×16×128 wgmma tiles, stream-K (needs the call's workspace)
   kSm90Wide80,   // 128×80×128, cluster 1×2, cooperative: one 128-row M tile whose N tiles fill one wave
   kSm90Wide96,   // 128×96×128, cluster 1×2, cooperative: the next band of N in one wave
-  kSm90Thin32,   // 64×32×128, cluster 1×4, ping-pong: M ≤ 64, small N, A shared by four CTAs
-  kSm90Thin48,   // 64×48×128, cluster 1×4, ping-pong: the same for the next band of N
-  kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4
+  kSm90Thin48,   // 64×48×128, cluster 1×4, ping-pong: M ≤ 64 on small N, A shared by four CTAs
+  kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4: the A tile shared by four CTAs
 };
-constexpr int kGemmKernelCount = 22;
+constexpr int kGemmKernelCount = 21;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -64,8 +63,8 @@ bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // (args.input_dtype, args.fp8_fast_accum); false for any other kernel.
 bool sm90_one_wave_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_one_wave_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// kSm90Thin32, kSm90Thin48 and kSm90Wide80x4 (the cluster-1×4 tiles): int8,
-// precise fp8 or fast fp8; false for any other kernel.
+// kSm90Thin48 and kSm90Wide80x4 (the cluster-1×4 tiles): int8, precise fp8
+// or fast fp8; false for any other kernel.
 bool sm90_thin_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_thin_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 // kSm90Decode: int8 or precise fp8 (args.input_dtype; fast fp8 runs precise);

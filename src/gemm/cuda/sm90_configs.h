@@ -6,8 +6,9 @@
 // Wide1x2's three (int8, precise fp8, fast fp8) on the stream-K scheduler
 // (3 × 2, sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for
 // int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_one_wave_*.cu the
-// 128×80 and 128×96 tiles for all three (6 × 2); sm90_direct_*.cu the
-// direct-store kernel (2 × 2): 72 sm90 kernels.
+// 128×80 and 128×96 tiles for all three (6 × 2); sm90_thin_*.cu the
+// cluster-1×4 tiles 64×48 and 128×80 for all three (6 × 2);
+// sm90_direct_*.cu the direct-store kernel (2 × 2): 84 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -171,7 +172,9 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // 64×80 is one of CUTLASS's extended wgmma shapes (sm90_one_wave_*.cu
 // enable them); 64×96 a standard one.
 // kClusterN = 4 (kSm90Wide80x4): four N-neighbours share the A tile, each
-// loading a quarter of it.
+// loading a quarter of it — H200, M = 72–128 × N = 9216: 0.78–0.94× the
+// time of cluster 1×2 — but only where the clusters of four are all
+// co-resident (dispatch_table.h, quad_clusters_fit).
 template <int kN, int kClusterN = 2>
 using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                        cutlass::gemm::KernelTmaWarpSpecializedCooperative,
@@ -185,18 +188,18 @@ using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
-// The thin tiles (sm90_thin_*.cu: int8, precise fp8, fast fp8) — 64×kN
-// ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64 tiles leave
-// SMs idle (dispatch_table.h). What bounds these shapes is each CTA's
-// stream of operand bytes from L2, at a roughly fixed rate per SM
-// (H200: 64×4096×4096 and 128×4096×4096 take the same time on 64×64 tiles,
-// 64 and 128 CTAs, each CTA 384 KiB). 64×32 tiles put 128 CTAs on N = 4096
-// instead of 64, each streaming half the weight rows; the cluster of four
-// N-neighbours shares the A tile by multicast, so each CTA fetches a
-// quarter of it: per k-tile 16 + 32 rows from L2 instead of 32 + 64 with
-// 64×64 and cluster 1×2. 64×48 (an extended wgmma shape: sm90_thin_*.cu
-// enable them) does the same for N up to 6336. Precise fp8 promotes with
-// two whole partial sets (kSlices 1).
+// The thin tile (kSm90Thin48, sm90_thin_*.cu: int8, precise fp8, fast
+// fp8) — 64×48 ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64
+// tiles leave most SMs idle (N ≤ 5568 on 132 SMs: dispatch_table.h). At
+// N = 4096 it puts 86 CTAs on the weight instead of 64, each streaming 48
+// rows instead of 64, and the cluster of four N-neighbours shares the A
+// tile by multicast, so each CTA fetches a quarter of it (16 rows per
+// k-tile instead of 32). 64×48 is one of CUTLASS's extended wgmma shapes
+// (sm90_thin_*.cu enable them). Precise fp8 promotes with two whole
+// partial sets (kSlices 1). A 64×32 tile (128 CTAs at N = 4096) was
+// slower than 64×64 everywhere on the H200 (64×4096×14336 int8 30.6
+// against 22.8 µs): its 32 clusters of four are more than the GPU holds at
+// once (quad_clusters_fit), so they ran in two waves.
 template <int kN>
 using Thin = Config<Shape<_64, cute::Int<kN>, _128>, Shape<_1, cute::_4, _1>,
                     cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;

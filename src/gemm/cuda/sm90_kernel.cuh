@@ -291,7 +291,8 @@ bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   }
 }
 
-// The thin tile 64×kN for the call's input: int8, precise fp8 or fast fp8.
+// The thin tile 64×kN (kSm90Thin48) for the call's input: int8, precise
+// fp8 or fast fp8.
 template <int kN, class Output>
 bool run_thin(const ScaledMmArgs& args, int sm_count) {
   using Fp8 = cutlass::float_e4m3_t;
@@ -300,12 +301,11 @@ bool run_thin(const ScaledMmArgs& args, int sm_count) {
   return Kernel<Fp8Thin<kN>, Fp8, Output>::run(args, sm_count);
 }
 
-// The cluster-1×4 tiles (kSm90Thin32, kSm90Thin48, kSm90Wide80x4) for the
-// call's input; false for other kernels. Instantiated only by sm90_thin_*.cu.
+// The cluster-1×4 tiles (kSm90Thin48, kSm90Wide80x4) for the call's input;
+// false for other kernels. Instantiated only by sm90_thin_*.cu.
 template <class Output>
 bool run_thin_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
-    case GemmKernel::kSm90Thin32: return run_thin<32, Output>(args, sm_count);
     case GemmKernel::kSm90Thin48: return run_thin<48, Output>(args, sm_count);
     case GemmKernel::kSm90Wide80x4: return run_one_wave<80, Output, 4>(args, sm_count);
     default: return false;

@@ -1,6 +1,6 @@
-// Hopper scaled GEMM instantiations: the cluster-1×4 tiles — thin 64×32
-// and 64×48 ping-pong (kSm90Thin32, kSm90Thin48) and 128×80 cooperative
-// (kSm90Wide80x4); sm90_configs.h — for int8, precise fp8 and fast fp8,
+// Hopper scaled GEMM instantiations: the cluster-1×4 tiles — thin 64×48
+// ping-pong (kSm90Thin48) and 128×80 cooperative (kSm90Wide80x4);
+// sm90_configs.h — for int8, precise fp8 and fast fp8,
 // bf16 output. The 64×48 wgmma is one of CUTLASS's extended shapes, which
 // this switch enables (as in sm90_one_wave_*.cu; docs/design/023).
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
