@@ -24,6 +24,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide96: return "sm90-128x96-coop-1x2";
     case GemmKernel::kSm90Thin48: return "sm90-64x48-pingpong-1x4";
     case GemmKernel::kSm90Wide80x4: return "sm90-128x80-coop-1x4";
+    case GemmKernel::kSm90Wide96x4: return "sm90-128x96-coop-1x4";
     case GemmKernel::kSm80Large: return "sm80-128x128";  // fp8: the sm_89 build of the same tile
     case GemmKernel::kSm80Small: return "sm80-64x128";
     case GemmKernel::kSm90Direct: return "sm90-direct-store";  // int8 128×128, precise fp8 64×128

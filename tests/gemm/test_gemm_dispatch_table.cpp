@@ -156,6 +156,13 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::wide80x4_fits(128, 9281, kH100Sms));  // 117 tiles → 120 slots
   EXPECT_FALSE(detail::wide80x4_fits(128, 8448, kH100Sms));  // 64×128 tiles fit one wave
   EXPECT_FALSE(detail::wide80x4_fits(129, 8704, kH100Sms));  // two M tiles
+  // 128×96 in fours: where 128×80 in fours no longer fits.
+  EXPECT_TRUE(detail::wide96x4_fits(65, 9281, kH100Sms));    // 97 tiles → 100 slots
+  EXPECT_TRUE(detail::wide96x4_fits(128, 10240, kH100Sms));  // 108
+  EXPECT_TRUE(detail::wide96x4_fits(128, 11136, kH100Sms));  // 116
+  EXPECT_FALSE(detail::wide96x4_fits(128, 11137, kH100Sms));  // 120
+  EXPECT_FALSE(detail::wide96x4_fits(128, 9280, kH100Sms));   // 128×80 in fours fits
+  EXPECT_FALSE(detail::wide96x4_fits(129, 10240, kH100Sms));  // two M tiles
 }
 
 // Stream-K's modelled time and where the tile-model rules take it (with a
@@ -314,13 +321,14 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {97, 28672, GemmKernel::kSm90Small2x1},
                 {128, 28672, GemmKernel::kSm90Small2x1},
-                {65, 10240, GemmKernel::kSm90Wide80},  // 128 tiles of 128×80: one wave
+                {65, 10240, GemmKernel::kSm90Wide96x4},  // 108 slots of 128×96 in fours
                 {128, 9216, GemmKernel::kSm90Wide80x4},  // 116 slots in clusters of four
                 {100, 9280, GemmKernel::kSm90Wide80x4},
-                {100, 9281, GemmKernel::kSm90Wide80},    // 120 slots
+                {100, 9281, GemmKernel::kSm90Wide96x4},  // 120 slots of 128×80, 100 of 128×96
                 {128, 8449, GemmKernel::kSm90Wide80x4},  // 133 tiles of 64×128
                 {128, 8448, GemmKernel::kSm90Small2x1},  // 132 tiles of 64×128: one wave
-                {128, 10576, GemmKernel::kSm90Wide96},  // 133 of 128×80, 111 of 128×96
+                {128, 10576, GemmKernel::kSm90Wide96x4},  // 112 slots of 128×96 in fours
+                {128, 11137, GemmKernel::kSm90Wide96},    // 120 in fours, 118 in pairs
                 {100, 12288, GemmKernel::kSm90Wide96},
                 {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
                 {129, 4096, GemmKernel::kSm90Narrow},
@@ -359,9 +367,9 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {128, 6144, GemmKernel::kSm90Square},
                 {128, 28672, GemmKernel::kSm90Square},
-                {128, 10240, GemmKernel::kSm90Wide80},
+                {128, 10240, GemmKernel::kSm90Wide96x4},
                 {80, 9216, GemmKernel::kSm90Wide80x4},
-                {128, 11008, GemmKernel::kSm90Wide96},
+                {128, 11008, GemmKernel::kSm90Wide96x4},
                 {80, 12288, GemmKernel::kSm90Wide96},
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
@@ -394,8 +402,8 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {64, 4096, GemmKernel::kSm90Thin48},
                 {64, 28672, GemmKernel::kSm90Narrow},
                 {72, 9216, GemmKernel::kSm90Wide80x4},
-                {128, 10240, GemmKernel::kSm90Wide80},
-                {96, 10240, GemmKernel::kSm90Wide80},
+                {128, 10240, GemmKernel::kSm90Wide96x4},
+                {96, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 8192, GemmKernel::kSm90Narrow2x1, true},
                 {160, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
@@ -425,13 +433,13 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {96, 57344, GemmKernel::kSm90Wide1x2},
                   {64, 28672, GemmKernel::kSm90Narrow},        // M ≤ 64: unchanged
                   {96, 8192, GemmKernel::kSm90Narrow2x1},      // N < 28672: unchanged
-                  {96, 10240, GemmKernel::kSm90Wide80},        // 128×80 tiles in one wave
+                  {96, 10240, GemmKernel::kSm90Wide96x4},      // 128×96 tiles in fours
                   {97, 28672, GemmKernel::kSm90Narrow2x1},
                   {100, 6144, GemmKernel::kSm90Narrow2x1},
                   {128, 8192, GemmKernel::kSm90Narrow2x1},
                   {128, 57344, GemmKernel::kSm90Narrow2x1},
-                  {128, 10240, GemmKernel::kSm90Wide80},       // 160 tiles of 64×128: 1.2 waves
-                  {128, 11008, GemmKernel::kSm90Wide96},       // 128×80 past one wave, 128×96 not
+                  {128, 10240, GemmKernel::kSm90Wide96x4},     // 160 tiles of 64×128: 1.2 waves
+                  {128, 11008, GemmKernel::kSm90Wide96x4},     // 116 slots of 128×96 in fours
                   {128, 13312, GemmKernel::kSm90Narrow2x1},    // every tile past one wave
                   {65, 4096, GemmKernel::kSm90Narrow2x1},
                   {88, 4096, GemmKernel::kSm90Narrow2x1},
@@ -443,12 +451,12 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                  {{80, 28672, GemmKernel::kSm90Wide1x2},
                   {100, 8192, GemmKernel::kSm90Narrow2x1, true},
                   {72, 4096, GemmKernel::kSm90Narrow2x1, true},
-                  {128, 10240, GemmKernel::kSm90Wide80}},
+                  {128, 10240, GemmKernel::kSm90Wide96x4}},
                  "fp8 fast, fast DRAM", true, regime);
     expect_picks(detail::kSm90Fp8Rules,
                  {{65, 28672, GemmKernel::kSm90Wide1x2},
                   {96, 57344, GemmKernel::kSm90Wide1x2},
-                  {96, 10240, GemmKernel::kSm90Wide80},
+                  {96, 10240, GemmKernel::kSm90Wide96x4},
                   {96, 8192, GemmKernel::kSm90Square},
                   {97, 28672, GemmKernel::kSm90Square},
                   {88, 4096, GemmKernel::kSm90Square},
@@ -564,7 +572,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
-                       GemmKernel::kSm90Wide80x4}) {
+                       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,

@@ -96,7 +96,7 @@ std::vector<KernelCase> kernel_cases() {
                                 GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1, GemmKernel::kSm90Wide192,
                                 GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
                                 GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96,
-                                GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4};
+                                GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {
       // M ≤ 16 only, M on both sides of 8 (transposed / plain). K: one
@@ -129,7 +129,8 @@ std::vector<KernelCase> kernel_cases() {
       cases.push_back({kernel, 33, 4096, 528});
       cases.push_back({kernel, 100, 136, 208});
     }
-    if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 || kernel == GemmKernel::kSm90Wide80x4) {
+    if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 || kernel == GemmKernel::kSm90Wide80x4 ||
+        kernel == GemmKernel::kSm90Wide96x4) {
       // What they are for: one 128-row M tile over many narrow N tiles, the
       // last one ragged (N = 1000 is 12.5 tiles of 80, 10.4 of 96; an odd
       // count leaves the last cluster's second CTA past N), M below the

@@ -38,6 +38,9 @@ enum class Waves : uint8_t {
   // 128×80 tiles in clusters of 1×4 are all co-resident and 64×128 tiles do
   // not fit one wave (wide80x4_fits).
   kWide80x4Fits,
+  // 128×96 tiles in clusters of 1×4 are all co-resident where 128×80 ones
+  // are not and 64×128 tiles do not fit one wave (wide96x4_fits).
+  kWide96x4Fits,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -116,6 +119,14 @@ constexpr bool thin48_fits(int64_t m, int64_t n, int sm_count) {
 // 9216: 116 slots), inside wide80_fills_one_wave's band.
 constexpr bool wide80x4_fits(int64_t m, int64_t n, int sm_count) {
   return quad_clusters_fit(quad_cluster_slots(m, n, 128, 80), sm_count) && tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when 128×96 tiles in clusters of 1×4 are all co-resident, 128×80
+// ones are not, and 64×128 tiles do not fit one wave: M = 65–128 on 132
+// SMs, N = 9281–11136 (N = 10240: 108 slots, 11008: 116).
+constexpr bool wide96x4_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(quad_cluster_slots(m, n, 128, 96), sm_count) &&
+         !quad_clusters_fit(quad_cluster_slots(m, n, 128, 80), sm_count) && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.
@@ -436,6 +447,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kWide96OneWave: return wide96_fills_one_wave(m, n, sm_count);
     case Waves::kThin48Fits: return thin48_fits(m, n, sm_count);
     case Waves::kWide80x4Fits: return wide80x4_fits(m, n, sm_count);
+    case Waves::kWide96x4Fits: return wide96x4_fits(m, n, sm_count);
   }
   return false;
 }
@@ -511,6 +523,10 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "72×9216×8192 36.1 → 28.2 µs, 96×9216×4096 19.8 → 18.5, 128×9216×8192 28.7 → 27.1 "
      "(bench/results/gemm-h200-sweep-wide80x4-5897ca2.json)",
      Waves::kWide80x4Fits},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide96x4,
+     "M = 65–128 where 128×96 tiles in clusters of 1×4 are all co-resident and 128×80 ones are not, "
+     "64×128 tiles needing more than one wave (N = 9281–11136 on 132 SMs): the next band, as above",
+     Waves::kWide96x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more (N = 8449–10560 on 132 "
      "SMs): one wave of 128-row tiles streaming 80 weight rows each — H200: 128×10240×8192 33.7 → "
@@ -621,6 +637,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "more than one wave, as for int8 — H200: 72×9216×8192 35.6 → 28.0 µs, 72×9216×4096 21.5 → "
      "18.0",
      Waves::kWide80x4Fits},
+    {128, 0, kAnyN, GemmKernel::kSm90Wide96x4,
+     "M = 65–128 where 128×96 tiles in clusters of 1×4 are all co-resident and 128×80 ones are not, "
+     "64×128 tiles needing more than one wave, as for int8",
+     Waves::kWide96x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more, as for int8 — H200: "
      "128×10240×8192 36.9 → 29.4 µs, 128×9216×8192 36.3 → 28.2, 80×10240×8192 40.1 → 35.4",
@@ -711,7 +731,7 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
          kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
-         kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4;
+         kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 || kernel == GemmKernel::kSm90Wide96x4;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -731,6 +751,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Wide96:
     case GemmKernel::kSm90Thin48:
     case GemmKernel::kSm90Wide80x4:
+    case GemmKernel::kSm90Wide96x4:
       return true;
     default:
       return false;

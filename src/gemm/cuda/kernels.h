@@ -37,8 +37,9 @@ enum class GemmKernel : uint8_t {
   kSm90Wide96,   // 128×96×128, cluster 1×2, cooperative: the next band of N in one wave
   kSm90Thin48,   // 64×48×128, cluster 1×4, ping-pong: M ≤ 64 on small N, A shared by four CTAs
   kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4: the A tile shared by four CTAs
+  kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
 };
-constexpr int kGemmKernelCount = 21;
+constexpr int kGemmKernelCount = 22;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -63,10 +64,10 @@ bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // (args.input_dtype, args.fp8_fast_accum); false for any other kernel.
 bool sm90_one_wave_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_one_wave_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-// kSm90Thin48 and kSm90Wide80x4 (the cluster-1×4 tiles): int8, precise fp8
-// or fast fp8; false for any other kernel.
-bool sm90_thin_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
-bool sm90_thin_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+// kSm90Thin48, kSm90Wide80x4 and kSm90Wide96x4 (the cluster-1×4 tiles):
+// int8, precise fp8 or fast fp8; false for any other kernel.
+bool sm90_cluster4_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
+bool sm90_cluster4_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 // kSm90Decode: int8 or precise fp8 (args.input_dtype; fast fp8 runs precise);
 // false without a workspace large enough or with M > 16.
 bool sm90_decode_bf16(const ScaledMmArgs& args, int sm_count);

@@ -94,8 +94,10 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96) {
       return bf16 ? sm90_one_wave_bf16(kernel, args, info.sm_count) : sm90_one_wave_fp16(kernel, args, info.sm_count);
     }
-    if (kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4) {
-      return bf16 ? sm90_thin_bf16(kernel, args, info.sm_count) : sm90_thin_fp16(kernel, args, info.sm_count);
+    // The cluster-1×4 tiles: the same.
+    if (kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 ||
+        kernel == GemmKernel::kSm90Wide96x4) {
+      return bf16 ? sm90_cluster4_bf16(kernel, args, info.sm_count) : sm90_cluster4_fp16(kernel, args, info.sm_count);
     }
     if (int8) return bf16 ? sm90_int8_bf16(kernel, args, info.sm_count) : sm90_int8_fp16(kernel, args, info.sm_count);
     // Fast accumulation: every config on int8's tiles has a fast variant;

@@ -6,9 +6,9 @@
 // Wide1x2's three (int8, precise fp8, fast fp8) on the stream-K scheduler
 // (3 × 2, sm90_stream_k.cuh); sm90_decode_*.cu the swapped decode tile for
 // int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_one_wave_*.cu the
-// 128×80 and 128×96 tiles for all three (6 × 2); sm90_thin_*.cu the
-// cluster-1×4 tiles 64×48 and 128×80 for all three (6 × 2);
-// sm90_direct_*.cu the direct-store kernel (2 × 2): 84 sm90 kernels.
+// 128×80 and 128×96 tiles for all three (6 × 2); sm90_cluster4_*.cu the
+// cluster-1×4 tiles 64×48, 128×80 and 128×96 for all three (9 × 2);
+// sm90_direct_*.cu the direct-store kernel (2 × 2): 90 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -171,10 +171,10 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // sets (3 × kN / 2 registers). The epilogue's subtile is 128 × gcd(32, kN).
 // 64×80 is one of CUTLASS's extended wgmma shapes (sm90_one_wave_*.cu
 // enable them); 64×96 a standard one.
-// kClusterN = 4 (kSm90Wide80x4): four N-neighbours share the A tile, each
-// loading a quarter of it — H200, M = 72–128 × N = 9216: 0.78–0.94× the
-// time of cluster 1×2 — but only where the clusters of four are all
-// co-resident (dispatch_table.h, quad_clusters_fit).
+// kClusterN = 4 (kSm90Wide80x4, kSm90Wide96x4): four N-neighbours share the
+// A tile, each loading a quarter of it — H200, 128×80 at M = 72–128 ×
+// N = 9216: 0.78–0.95× the time of cluster 1×2 — but only where the
+// clusters of four are all co-resident (dispatch_table.h, quad_clusters_fit).
 template <int kN, int kClusterN = 2>
 using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                        cutlass::gemm::KernelTmaWarpSpecializedCooperative,
@@ -188,14 +188,14 @@ using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
-// The thin tile (kSm90Thin48, sm90_thin_*.cu: int8, precise fp8, fast
+// The thin tile (kSm90Thin48, sm90_cluster4_*.cu: int8, precise fp8, fast
 // fp8) — 64×48 ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64
 // tiles leave most SMs idle (N ≤ 5568 on 132 SMs: dispatch_table.h). At
 // N = 4096 it puts 86 CTAs on the weight instead of 64, each streaming 48
 // rows instead of 64, and the cluster of four N-neighbours shares the A
 // tile by multicast, so each CTA fetches a quarter of it (16 rows per
 // k-tile instead of 32). 64×48 is one of CUTLASS's extended wgmma shapes
-// (sm90_thin_*.cu enable them). Precise fp8 promotes with two whole
+// (sm90_cluster4_*.cu enable them). Precise fp8 promotes with two whole
 // partial sets (kSlices 1). A 64×32 tile (128 CTAs at N = 4096) was
 // slower than 64×64 everywhere on the H200 (64×4096×14336 int8 30.6
 // against 22.8 µs): its 32 clusters of four are more than the GPU holds at

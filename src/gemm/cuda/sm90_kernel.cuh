@@ -301,13 +301,15 @@ bool run_thin(const ScaledMmArgs& args, int sm_count) {
   return Kernel<Fp8Thin<kN>, Fp8, Output>::run(args, sm_count);
 }
 
-// The cluster-1×4 tiles (kSm90Thin48, kSm90Wide80x4) for the call's input;
-// false for other kernels. Instantiated only by sm90_thin_*.cu.
+// The cluster-1×4 tiles (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) for
+// the call's input; false for other kernels. Instantiated only by
+// sm90_cluster4_*.cu.
 template <class Output>
-bool run_thin_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
+bool run_cluster4_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
     case GemmKernel::kSm90Thin48: return run_thin<48, Output>(args, sm_count);
     case GemmKernel::kSm90Wide80x4: return run_one_wave<80, Output, 4>(args, sm_count);
+    case GemmKernel::kSm90Wide96x4: return run_one_wave<96, Output, 4>(args, sm_count);
     default: return false;
   }
 }
