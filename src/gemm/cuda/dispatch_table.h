@@ -525,7 +525,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
      Waves::kWide80x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide96x4,
      "M = 65–128 where 128×96 tiles in clusters of 1×4 are all co-resident and 128×80 ones are not, "
-     "64×128 tiles needing more than one wave (N = 9281–11136 on 132 SMs): the next band, as above",
+     "64×128 tiles needing more than one wave (N = 9281–11136 on 132 SMs): the next band, as above — "
+     "H200, against 128×80 (N ≤ 10560) or 128×96 in pairs: 72×9472×8192 36.8 → 29.1 µs, "
+     "72×10240×8192 37.3 → 29.9, 100×11008×8192 33.3 → 30.7, 128×10240×8192 29.9 → 29.5 "
+     "(bench/results/gemm-h200-wide96x4-ab-60cfa61.json). It leaves 128×80 in pairs no band on "
+     "GPUs of 96 SMs or more",
      Waves::kWide96x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more (N = 8449–10560 on 132 "
@@ -639,7 +643,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      Waves::kWide80x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide96x4,
      "M = 65–128 where 128×96 tiles in clusters of 1×4 are all co-resident and 128×80 ones are not, "
-     "64×128 tiles needing more than one wave, as for int8",
+     "64×128 tiles needing more than one wave, as for int8 — H200: 72×10240×8192 37.0 → 29.2 µs, "
+     "128×10240×8192 29.9 → 29.3",
      Waves::kWide96x4Fits},
     {128, 0, kAnyN, GemmKernel::kSm90Wide80,
      "M = 65–128 where 128×80 tiles fill one wave and 64×128 tiles need more, as for int8 — H200: "
