@@ -139,9 +139,9 @@ TEST(GemmDispatchTable, WavePredicates) {
                                                                        // 128×80 fits too (128)
   // Clusters of four: at most SMs − 16 slots (132 − 16 = 116), tiles
   // rounded up to whole clusters along N.
-  EXPECT_EQ(detail::quad_cluster_slots(64, 4096, 64, 48), 88);  // 85.3 tiles → 22 clusters
-  EXPECT_EQ(detail::quad_cluster_slots(100, 9216, 128, 80), 116);
-  EXPECT_EQ(detail::quad_cluster_slots(129, 4096, 64, 48), 3 * 88);
+  EXPECT_EQ(detail::cluster_slots(64, 4096, 64, 48, 4), 88);  // 85.3 tiles → 22 clusters
+  EXPECT_EQ(detail::cluster_slots(100, 9216, 128, 80, 4), 116);
+  EXPECT_EQ(detail::cluster_slots(129, 4096, 64, 48, 4), 3 * 88);
   EXPECT_TRUE(detail::quad_clusters_fit(116, kH100Sms));
   EXPECT_FALSE(detail::quad_clusters_fit(120, kH100Sms));
   EXPECT_FALSE(detail::quad_clusters_fit(4, 16));  // no SMs left beside the idle pairs

@@ -70,40 +70,38 @@ constexpr bool narrow_tiles_ragged(int64_t m, int64_t n, int sm_count) {
   return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
 }
 
-// The cluster slots of 128-row tiles `tile_n` wide in clusters of 1×2 (the
-// one-wave tiles, kSm90Wide80 / kSm90Wide96).
-constexpr int64_t one_wave_tile_slots(int64_t m, int64_t n, int64_t tile_n) {
-  return ceil_div(m, 128) * round_up(ceil_div(n, tile_n), 2);
+// The CTA slots of tile_m × tile_n tiles in clusters of 1 × cluster_n, as the
+// persistent scheduler deals them: N tiles in whole clusters, a slot past N
+// included (the one-wave and cluster-1×4 tiles).
+constexpr int64_t cluster_slots(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n, int64_t cluster_n) {
+  return ceil_div(m, tile_m) * round_up(ceil_div(n, tile_n), cluster_n);
 }
 
 // True when 128×80 tiles, in clusters of 1×2, fit in one wave and 64×128
 // tiles do not: at M = 65–128 on 132 SMs, N = 8449–10560 (N = 10240: 128
 // tiles of 128×80 against 160 of 64×128).
 constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
-  return one_wave_tile_slots(m, n, 80) <= sm_count && tile_count(m, n, 64, 128) > sm_count;
+  return cluster_slots(m, n, 128, 80, 2) <= sm_count && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // True when 128×96 tiles fit in one wave and neither 128×80 nor 64×128
 // tiles do: at M = 65–128 on 132 SMs, N = 10561–12672 (N = 11008: 115 tiles
 // of 128×96 against 138 of 128×80 and 172 of 64×128).
 constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
-  return one_wave_tile_slots(m, n, 96) <= sm_count && one_wave_tile_slots(m, n, 80) > sm_count &&
+  return cluster_slots(m, n, 128, 96, 2) <= sm_count && cluster_slots(m, n, 128, 80, 2) > sm_count &&
          tile_count(m, n, 64, 128) > sm_count;
 }
 
-// Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4) run one wave only
-// where all of them are co-resident, and fewer fit than SMs / 4: a cluster
-// runs on the SMs of one GPC, and Hopper's SMs come in pairs (TPCs), so a
-// GPC whose SM count is 2 mod 4 leaves a pair idle — with GH100's 8 GPCs
-// at most 16 SMs, 116 of an H100's or H200's 132. The rules hold to that
-// bound. On the H200, 29 clusters of four (116 CTAs) ran in one wave and 32
+// Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
+// wave only where all of them are co-resident, and fewer fit than SMs / 4:
+// a cluster runs on the SMs of one GPC, and Hopper's SMs come in pairs
+// (TPCs), so a GPC whose SM count is 2 mod 4 leaves a pair idle — with
+// GH100's 8 GPCs at most 16 SMs, 116 of an H100's or H200's 132. The rules
+// hold to that bound. On the H200, 29 clusters of four (116 CTAs) ran in one wave and 32
 // (128) in two: 128×10240×8192 int8 30.0 µs with 128×80 tiles in pairs,
 // 40.4 in fours, 128×9216×8192 (29 clusters) 28.7 and 27.1
 // (bench/results/gemm-h200-sweep-wide80x4-5897ca2.json).
 constexpr int64_t kQuadClusterIdleSms = 16;
-constexpr int64_t quad_cluster_slots(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
-  return ceil_div(m, tile_m) * round_up(ceil_div(n, tile_n), 4);
-}
 constexpr bool quad_clusters_fit(int64_t slots, int sm_count) {
   return slots <= static_cast<int64_t>(sm_count) - kQuadClusterIdleSms;
 }
@@ -111,22 +109,22 @@ constexpr bool quad_clusters_fit(int64_t slots, int sm_count) {
 // True when 64×48 tiles in clusters of 1×4 are all co-resident: M ≤ 64 on
 // 132 SMs, N ≤ 5568 (N = 4096: 88 slots).
 constexpr bool thin48_fits(int64_t m, int64_t n, int sm_count) {
-  return quad_clusters_fit(quad_cluster_slots(m, n, 64, 48), sm_count);
+  return quad_clusters_fit(cluster_slots(m, n, 64, 48, 4), sm_count);
 }
 
 // True when 128×80 tiles in clusters of 1×4 are all co-resident and 64×128
 // tiles do not fit one wave: M = 65–128 on 132 SMs, N = 8449–9280 (N =
 // 9216: 116 slots), inside wide80_fills_one_wave's band.
 constexpr bool wide80x4_fits(int64_t m, int64_t n, int sm_count) {
-  return quad_clusters_fit(quad_cluster_slots(m, n, 128, 80), sm_count) && tile_count(m, n, 64, 128) > sm_count;
+  return quad_clusters_fit(cluster_slots(m, n, 128, 80, 4), sm_count) && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // True when 128×96 tiles in clusters of 1×4 are all co-resident, 128×80
 // ones are not, and 64×128 tiles do not fit one wave: M = 65–128 on 132
 // SMs, N = 9281–11136 (N = 10240: 108 slots, 11008: 116).
 constexpr bool wide96x4_fits(int64_t m, int64_t n, int sm_count) {
-  return quad_clusters_fit(quad_cluster_slots(m, n, 128, 96), sm_count) &&
-         !quad_clusters_fit(quad_cluster_slots(m, n, 128, 80), sm_count) && tile_count(m, n, 64, 128) > sm_count;
+  return quad_clusters_fit(cluster_slots(m, n, 128, 96, 4), sm_count) &&
+         !quad_clusters_fit(cluster_slots(m, n, 128, 80, 4), sm_count) && tile_count(m, n, 64, 128) > sm_count;
 }
 
 // Above M = 256 on Hopper: which tile fills the SMs best for its speed.

@@ -269,14 +269,21 @@ bool run_fp8_fast_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   }
 }
 
-// The one-wave tile 128×kN (cluster 1×kClusterN) for the call's input:
-// int8, precise fp8 or fast fp8.
+// One tile's three builds — int8, precise fp8, fast fp8 — run for the
+// call's input.
+template <class Int8Config, class Fp8Config, class Fp8FastConfig, class Output>
+bool run_for_input(const ScaledMmArgs& args, int sm_count) {
+  using Fp8 = cutlass::float_e4m3_t;
+  if (args.input_dtype == DType::kInt8) return Kernel<Int8Config, int8_t, Output>::run(args, sm_count);
+  if (args.fp8_fast_accum) return Kernel<Fp8FastConfig, Fp8, Output>::run(args, sm_count);
+  return Kernel<Fp8Config, Fp8, Output>::run(args, sm_count);
+}
+
+// The one-wave tile 128×kN (cluster 1×kClusterN) for the call's input.
 template <int kN, class Output, int kClusterN = 2>
 bool run_one_wave(const ScaledMmArgs& args, int sm_count) {
-  using Fp8 = cutlass::float_e4m3_t;
-  if (args.input_dtype == DType::kInt8) return Kernel<OneWave<kN, kClusterN>, int8_t, Output>::run(args, sm_count);
-  if (args.fp8_fast_accum) return Kernel<Fp8FastOneWave<kN, kClusterN>, Fp8, Output>::run(args, sm_count);
-  return Kernel<Fp8OneWave<kN, kClusterN>, Fp8, Output>::run(args, sm_count);
+  return run_for_input<OneWave<kN, kClusterN>, Fp8OneWave<kN, kClusterN>, Fp8FastOneWave<kN, kClusterN>, Output>(
+      args, sm_count);
 }
 
 // The one-wave tiles (kSm90Wide80, kSm90Wide96) for the call's input: int8,
@@ -291,23 +298,13 @@ bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   }
 }
 
-// The thin tile 64×kN (kSm90Thin48) for the call's input: int8, precise
-// fp8 or fast fp8.
-template <int kN, class Output>
-bool run_thin(const ScaledMmArgs& args, int sm_count) {
-  using Fp8 = cutlass::float_e4m3_t;
-  if (args.input_dtype == DType::kInt8) return Kernel<Thin<kN>, int8_t, Output>::run(args, sm_count);
-  if (args.fp8_fast_accum) return Kernel<Fp8FastThin<kN>, Fp8, Output>::run(args, sm_count);
-  return Kernel<Fp8Thin<kN>, Fp8, Output>::run(args, sm_count);
-}
-
 // The cluster-1×4 tiles (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) for
 // the call's input; false for other kernels. Instantiated only by
 // sm90_cluster4_*.cu.
 template <class Output>
 bool run_cluster4_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
-    case GemmKernel::kSm90Thin48: return run_thin<48, Output>(args, sm_count);
+    case GemmKernel::kSm90Thin48: return run_for_input<Thin<48>, Fp8Thin<48>, Fp8FastThin<48>, Output>(args, sm_count);
     case GemmKernel::kSm90Wide80x4: return run_one_wave<80, Output, 4>(args, sm_count);
     case GemmKernel::kSm90Wide96x4: return run_one_wave<96, Output, 4>(args, sm_count);
     default: return false;
