@@ -27,7 +27,10 @@
 //     on a tie two where the tokens overflow L1 (skinny_stream_ctas_per_sm,
 //     skinny_stream_launch.h);
 //     fp8 at M ≤ 8 at two per SM takes the plain form, which gains from
-//     the second CTA where the transposed one does not (skinny_stream_sm90);
+//     the second CTA where the transposed one does not (skinny_stream_sm90),
+//     with tokens 8–15 (padding) left as zeros instead of converted
+//     (kPaddedTokens: a quarter of the tile's e4m3 conversions; 0.97× the
+//     time at M ≤ 8, geomean over eight weights);
 //   - K walked forward on a CTA's even tiles and backward on its odd ones,
 //     so that a tile starts on the tokens its predecessor ended with, still
 //     in L1 (0.5–1 % faster geomean, up to 3 %).
@@ -100,8 +103,11 @@ __device__ __forceinline__ void consumer_sync() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumerBarrier), "n"(kConsumerWarps * 32) : "memory");
 }
 
-template <bool kTransposed, bool kFp8>
+// kPaddedTokens (plain fp8 at M ≤ 8 only): tokens 8–15 of the tile are
+// padding, whose f16 MMA words are zeros without converting them.
+template <bool kTransposed, bool kFp8, bool kPaddedTokens = false>
 __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args) {
+  static_assert(!kPaddedTokens || (kFp8 && !kTransposed), "only the plain fp8 tile converts the padding tokens");
   wait_for_preceding_grids();
   allow_dependent_launch();
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -216,10 +222,18 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
           // bytes converted once (skinny::e4m3x16_to_f16x2), not once per
           // MMA that reads it as ptxas's lowering of the e4m3 MMA does.
           // H100, same call: M = 9–16 fp8 SASS 1296 → 1096 instructions,
-          // 124 → 91 registers; 16×8192×28672 91.9 → 87.5 µs.
+          // 124 → 91 registers; 16×8192×28672 91.9 → 87.5 µs. At M ≤ 8
+          // tokens 8–15 are zeros (kPaddedTokens): f16 +0 is all zero
+          // bits, and their conversions were a quarter of the tile's (H200,
+          // same call: 1×10240×8192 30.3 → 28.9 µs, 1×4096×14336 20.8 → 19.5).
           uint32_t x[8], y[8], wl[8], wh[8];
           skinny::e4m3x16_to_f16x2(tokens[c][0], x);
-          skinny::e4m3x16_to_f16x2(tokens[c][1], y);
+          if constexpr (kPaddedTokens) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) y[i] = 0u;
+          } else {
+            skinny::e4m3x16_to_f16x2(tokens[c][1], y);
+          }
           skinny::e4m3x16_to_f16x2(lo, wl);
           skinny::e4m3x16_to_f16x2(hi, wh);
 #pragma unroll
@@ -276,9 +290,9 @@ int64_t ctas_per_sm(const ScaledMmArgs& args) {
                                    args.m * args.k, cuda_peak_dram_gbps(args.device.index));
 }
 
-template <bool kTransposed, bool kFp8>
+template <bool kTransposed, bool kFp8, bool kPaddedTokens = false>
 void launch(const ScaledMmArgs& args, int64_t per_sm) {
-  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
+  constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8, kPaddedTokens>;
   constexpr int kSmem = kSmemBytes<kTransposed, kFp8>;
   (void)kernel_info<kernel>(args.device.index, kThreads, kSmem);  // opts in to > 48 KB of shared memory
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
@@ -304,11 +318,12 @@ bool skinny_stream_sm90(const ScaledMmArgs& args) {
     launch<true, false>(args);
   } else if (const int64_t plain = ctas_per_sm<false, true>(args); plain > 1) {
     // fp8 at M ≤ 8 where two CTAs share an SM: the plain form (tokens
-    // padded to 16, each e4m3 word converted once). The transposed form
-    // (ptxas's e4m3 MMA) is 3–4 % faster at one CTA per SM but gains
-    // nothing from a second: H200, ties at two per SM, 1.10× faster
-    // geomean, up to 1.28× (docs/gemm.md, "CTAs per SM on the H200").
-    launch<false, true>(args, plain);
+    // padded to 16, each e4m3 word converted once, the padding not at
+    // all). The transposed form (ptxas's e4m3 MMA) is 3–4 % faster at one
+    // CTA per SM but gains nothing from a second: H200, ties at two per
+    // SM, 1.10× faster geomean, up to 1.28× (docs/gemm.md, "CTAs per SM on
+    // the H200").
+    launch<false, true, true>(args, plain);
   } else {
     launch<true, true>(args);
   }
