@@ -4,10 +4,8 @@
 // partial sums in their own shared memory, and add them in rank order through
 // distributed shared memory — a fixed order, so results are deterministic.
 // No global workspace, no atomics, graph-capturable. Used by the weight-only
-// kernels (wonly/cuda/wonly_split_k.cuh). The Hopper decode scaled GEMM
-// splits only its last round of tiles, over clusters of two
-// (gemm/cuda/skinny_stream_sm90.cu); splitting every tile of the skinny
-// scaled GEMM over clusters was measured slower and not kept (docs/gemm.md).
+// kernels (wonly/cuda/wonly_split_k.cuh); a split of the skinny scaled GEMM
+// over clusters was measured slower and not kept (docs/gemm.md).
 #pragma once
 
 #include <cooperative_groups.h>

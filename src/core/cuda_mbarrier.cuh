@@ -66,40 +66,6 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
       : "memory");
 }
 
-// Waits as mbarrier_wait, with acquire at cluster scope: what a thread of
-// another CTA of the cluster wrote before its mbarrier_arrive_remote on this
-// barrier is visible after it returns.
-__device__ __forceinline__ void mbarrier_wait_cluster(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
-// The shared::cluster address of `local` (this CTA's shared memory, as
-// smem_address gives it) in the CTA of cluster rank `rank` (sm_90).
-__device__ __forceinline__ uint32_t cluster_address(uint32_t local, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-
-// A 32-bit store into another CTA's shared memory (a cluster_address).
-__device__ __forceinline__ void store_remote(uint32_t remote, uint32_t value) {
-  asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(remote), "r"(value) : "memory");
-}
-
-// One arrival on a barrier in another CTA's shared memory (a
-// cluster_address), releasing this thread's earlier writes at cluster scope.
-__device__ __forceinline__ void mbarrier_arrive_remote(uint32_t remote_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar) : "memory");
-}
-
 // An L2 policy for data read once (the weights of a decode GEMM): evicted first.
 __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   uint64_t policy;

@@ -675,35 +675,5 @@ TEST(GemmDispatchTable, SkinnyStreamCtasPerSmWithFasterDram) {
   EXPECT_EQ(detail::skinny_stream_ctas_per_sm(512, kH100Sms, 2, 16 * 28672, 0), 2);
 }
 
-// The decode kernel's split last round: at most half the CTAs have a tile
-// in it, a full round before it, an even CTA count, ≥ 2 stages of K, and
-// every pair resident.
-TEST(GemmDispatchTable, SkinnyStreamSplitsLastRound) {
-  const int64_t two_per_sm = 2 * kH100Sms, pairs = kH100Sms;
-  EXPECT_TRUE(detail::skinny_stream_splits_last_round(640, two_per_sm, 8, pairs));   // N = 10240: 112 left
-  EXPECT_TRUE(detail::skinny_stream_splits_last_round(384, two_per_sm, 4, pairs));   // N = 6144: 120 left
-  EXPECT_TRUE(detail::skinny_stream_splits_last_round(324, kH100Sms, 2, pairs));     // 60 left of 132
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(512, two_per_sm, 8, pairs));  // 248 left: more than half
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(528, two_per_sm, 8, pairs));  // no last round
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(256, two_per_sm, 4, pairs));  // one round, no full one
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(640, two_per_sm, 1, pairs));  // one stage of K
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(640, two_per_sm, 8, 131));    // not every pair resident
-  EXPECT_FALSE(detail::skinny_stream_splits_last_round(640, 263, 8, pairs));         // an odd CTA count
-}
-
-// With the split weighed, the H200 takes two CTAs per SM at N = 6144 (1.5
-// tiles per CTA at the DRAM's rate, against 3 whole ones at one CTA's) and
-// keeps two at N = 10240; the H100, whose DRAM caps both counts alike, ties
-// and keeps one where the tokens fit L1 (its choices unchanged). Without
-// resident pairs, nothing changes.
-TEST(GemmDispatchTable, SkinnyStreamCtasPerSmWithSplitLastRound) {
-  const int64_t pairs = kH100Sms;
-  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(384, kH100Sms, 2, 16 * 4096, kH200DramGbps, 4, pairs), 2);
-  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(384, kH100Sms, 2, 16 * 4096, kH200DramGbps, 4, 0), 1);
-  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(640, kH100Sms, 2, 16 * 8192, kH200DramGbps, 8, pairs), 2);
-  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(384, kH100Sms, 2, 16 * 4096, kH100DramGbps, 4, pairs), 1);
-  EXPECT_EQ(detail::skinny_stream_ctas_per_sm(640, kH100Sms, 2, 16 * 8192, kH100DramGbps, 8, pairs), 1);
-}
-
 }  // namespace
 }  // namespace qgemm

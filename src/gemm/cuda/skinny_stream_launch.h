@@ -19,28 +19,9 @@ constexpr double kDramStreamEfficiency = 0.88;
 // M × K token bytes that still fit in L1 beside one CTA's stages.
 constexpr int64_t kSkinnyStreamTokensInL1 = 160 * 1024;
 
-// Whether the decode kernel splits its last round of tiles: `tiles` tiles on
-// `ctas` persistent CTAs that take them round-robin leave a last round of
-// tiles % ctas, which a CTA takes whole while the others idle. Where at most
-// half the CTAs have a tile in it (and there is a full round before it),
-// each of its tiles' K goes instead to the two CTAs of a cluster, which add
-// their sums through distributed shared memory: the busiest CTA then takes
-// q + ½ tiles instead of q + 1. It needs an even CTA count, ≥ 2 stages of K
-// (k_stages) and every pair resident at once (`resident_pairs`, clusters
-// of two: cudaOccupancyMaxActiveClusters).
-// E.g. the H200 at two CTAs per SM (264): N = 10240, 640 tiles → two full
-// rounds and 112 tiles split (2.5 per CTA instead of 3); N = 6144, 384 →
-// one round and 120 split (1.5 instead of 2); N = 8192, 512 → a last round
-// of 248 on 264 CTAs: not split (its halves would take all 264 CTAs, twice).
-inline bool skinny_stream_splits_last_round(int64_t tiles, int64_t ctas, int64_t k_stages, int64_t resident_pairs) {
-  const int64_t rest = ctas > 0 ? tiles % ctas : 0;
-  return tiles > ctas && rest > 0 && 2 * rest <= ctas && ctas % 2 == 0 && k_stages >= 2 && ctas / 2 <= resident_pairs;
-}
-
 // CTAs per SM for `tiles` 16-column tiles on `sms` SMs, up to `most` (what
 // registers and shared memory allow: 2 for every build on sm_90a). Each
-// count c is timed as its busiest SM's tiles, ceil(tiles / (c·SMs))·c (with
-// the last round split, skinny_stream_splits_last_round: (floor + ½)·c), over
+// count c is timed as its busiest SM's tiles, ceil(tiles / (c·SMs))·c, over
 // the rate c CTAs stream at: c × one CTA's, at most the SM's share of the
 // DRAM (`dram_gbps`, peak; 0 if unknown: taken as the bound). The fastest
 // wins; on a tie the most where the M tokens' K bytes (`token_bytes`,
@@ -59,18 +40,11 @@ inline bool skinny_stream_splits_last_round(int64_t tiles, int64_t ctas, int64_t
 //   N = 10240 (6 tiles per SM at two against 5 at one: 6–7 % faster), and
 //   one at N = 6144 (3 tiles against 4) 7 % faster (docs/gemm.md, "CTAs per
 //   SM on the H200").
-//
-// `k_stages` and `resident_pairs` (of c·SMs CTAs, checked per c) decide the
-// split; the defaults leave it out.
 inline int64_t skinny_stream_ctas_per_sm(int64_t tiles, int64_t sms, int64_t most, int64_t token_bytes,
-                                         int64_t dram_gbps, int64_t k_stages = 1, int64_t resident_pairs = 0) {
+                                         int64_t dram_gbps) {
   const double dram_per_sm = kDramStreamEfficiency * static_cast<double>(dram_gbps) / static_cast<double>(sms);
   auto time = [&](int64_t c) {
-    const int64_t ctas = std::min(tiles, c * sms);
-    const double busiest_cta = skinny_stream_splits_last_round(tiles, ctas, k_stages, resident_pairs)
-                                   ? static_cast<double>(tiles / ctas) + 0.5
-                                   : static_cast<double>((tiles + ctas - 1) / ctas);
-    const double busiest_sm = busiest_cta * static_cast<double>(c);
+    const auto busiest_sm = static_cast<double>((tiles + c * sms - 1) / (c * sms) * c);
     const double rate = dram_per_sm > 0 ? std::min(static_cast<double>(c) * kSkinnyStreamOneCtaGbpsPerSm, dram_per_sm)
                                         : 1.0;
     return busiest_sm / rate;

@@ -33,12 +33,7 @@
 //     time at M ≤ 8, geomean over eight weights);
 //   - K walked forward on a CTA's even tiles and backward on its odd ones,
 //     so that a tile starts on the tokens its predecessor ended with, still
-//     in L1 (0.5–1 % faster geomean, up to 3 %);
-//   - a last round of tiles that would leave at least half the CTAs idle
-//     split: each of its tiles' K over the two CTAs of a cluster, which
-//     meet through distributed shared memory (Work below;
-//     skinny_stream_splits_last_round), so the busiest CTA takes half a
-//     tile instead of a whole one there (H200: N = 6144 and 10240).
+//     in L1 (0.5–1 % faster geomean, up to 3 %).
 //
 // CTA: 8 consumer warps + 1 producer warp, one or two CTAs per SM
 // (persistent over the N/16 column tiles: tile blockIdx.x, + gridDim.x, …;
@@ -64,11 +59,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "core/cuda_check.h"
-#include "core/cuda_cluster.cuh"
 #include "core/cuda_device_info.h"
 #include "core/cuda_dram_bandwidth.h"
 #include "core/cuda_kernel_info.h"
@@ -104,78 +97,6 @@ struct SharedStorage {
   uint64_t full[kStages];   // the stage's bytes have landed
   uint64_t empty[kStages];  // every consumer thread has read the stage
   skinny::Acc<kFp8> partial[kConsumerWarps][kPartialRows<kTransposed>][kColumns + 1];
-  // A split tile (Work below): cluster rank 1's sums, written by its
-  // consumer threads into rank 0's peer_sum; peer_full completes on their
-  // 256 arrivals. Used once per kernel (phase 0).
-  skinny::Acc<kFp8> peer_sum[kPartialRows<kTransposed> * kColumns];
-  uint64_t peer_full;
-};
-
-// A split tile's outputs (consumer threads): rank 1's threads write their
-// sums into rank 0's peer_sum and all arrive on its peer_full; rank 0's wait
-// for that, add rank 1's sums to their own (in that order: deterministic)
-// and store. Rank 0 stays resident until then, so rank 1's remote writes
-// always land in a live CTA.
-template <bool kTransposed, bool kFp8>
-__device__ __forceinline__ void add_split_halves(SharedStorage<kTransposed, kFp8>& smem, const ScaledMmArgs& args,
-                                                 const skinny::ColumnOperands& column, bool rank1, bool stores,
-                                                 int out_row, int out_col, int64_t col) {
-  using Acc = skinny::Acc<kFp8>;
-  constexpr int kOutputs = kPartialRows<kTransposed> * kColumns;
-  const bool owns_output = threadIdx.x < kOutputs;
-  const Acc own = owns_output ? skinny::sum_partials<kFp8>(smem.partial, out_row, out_col) : Acc{};
-  if (rank1) {
-    if (owns_output) {
-      uint32_t bits;
-      if constexpr (kFp8) bits = __float_as_uint(own);
-      else bits = static_cast<uint32_t>(own);
-      store_remote(cluster_address(smem_address(&smem.peer_sum[threadIdx.x]), 0), bits);
-    }
-    mbarrier_arrive_remote(cluster_address(smem_address(&smem.peer_full), 0));
-    return;
-  }
-  mbarrier_wait_cluster(smem_address(&smem.peer_full), 0);
-  if (!stores) return;
-  Acc total;
-  if constexpr (kFp8) total = __fadd_rn(own, smem.peer_sum[threadIdx.x]);
-  else total = static_cast<int32_t>(static_cast<uint32_t>(own) + static_cast<uint32_t>(smem.peer_sum[threadIdx.x]));
-  skinny::store_output<kFp8>(args, total, out_row, col, column);
-}
-
-// One item of a CTA's work: whole tiles cta, cta + ctas, … below
-// split_first, then, where the launch splits the last round
-// (skinny_stream_splits_last_round), half of tile split_first + cta / 2 —
-// stages [0, h) of K for cluster rank 0 (cta even), [h, k_stages) for rank
-// 1 (its sums go to rank 0, which adds them to its own and stores the
-// tile). Items alternate the direction K is walked in: a tile starts on the
-// stages whose tokens its predecessor read last.
-struct Work {
-  int tile;      // < 0: no more work
-  int lo, hi;    // stages [lo, hi)
-  bool backward;
-  bool half;
-
-  __device__ int stage(int step) const { return backward ? hi - 1 - step : lo + step; }
-};
-
-struct WorkList {
-  int cta, ctas, tiles, split_first, k_stages;  // tiles: N / 16 < 2^31 (N is an int64 < 2^35 in practice)
-
-  __device__ Work item(int i) const {
-    const int whole = split_first > cta ? (split_first - cta + ctas - 1) / ctas : 0;
-    Work w{-1, 0, k_stages, (i & 1) != 0, false};
-    if (i < whole) {
-      w.tile = cta + i * ctas;
-    } else if (i == whole && split_first + cta / 2 < tiles) {
-      const int h = (k_stages + 1) / 2;
-      const bool rank1 = (cta & 1) != 0;
-      w.tile = split_first + cta / 2;
-      w.lo = rank1 ? h : 0;
-      w.hi = rank1 ? k_stages : h;
-      w.half = true;
-    }
-    return w;
-  }
 };
 
 __device__ __forceinline__ void consumer_sync() {
@@ -184,46 +105,32 @@ __device__ __forceinline__ void consumer_sync() {
 
 // kPaddedTokens (plain fp8 at M ≤ 8 only): tokens 8–15 of the tile are
 // padding, whose f16 MMA words are zeros without converting them.
-//
-// split_first: the first tile of a split last round (Work; the tile count
-// where none is). A split launch is a grid of (CTAs / 2, 1, 2) in clusters
-// of two along z; CTA cta = 2·blockIdx.x + blockIdx.z, its cluster rank
-// blockIdx.z.
 template <bool kTransposed, bool kFp8, bool kPaddedTokens = false>
-__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args, int64_t split_first) {
+__global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const ScaledMmArgs args) {
   static_assert(!kPaddedTokens || (kFp8 && !kTransposed), "only the plain fp8 tile converts the padding tokens");
   wait_for_preceding_grids();
   allow_dependent_launch();
   extern __shared__ __align__(128) uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<kTransposed, kFp8>*>(smem_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (threadIdx.x == 0) mbarrier_init(smem_address(&smem.peer_full), kConsumerWarps * 32);
-  init_stage_ring(smem.full, smem.empty, kStages, kConsumerWarps * 32);  // fences both inits
-  const bool split = gridDim.z > 1;
-  if (split) {
-    cluster_sync();  // rank 0's peer_full is initialized before rank 1 arrives on it
-  } else {
-    __syncthreads();
-  }
+  init_stage_ring(smem.full, smem.empty, kStages, kConsumerWarps * 32);
+  __syncthreads();
 
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int k_stages = static_cast<int>((args.k + kStageK - 1) / kStageK);
   const auto* b = static_cast<const uint8_t*>(args.b);
-  const WorkList work{static_cast<int>(blockIdx.x * gridDim.z + blockIdx.z), static_cast<int>(gridDim.x * gridDim.z),
-                      static_cast<int>(tiles), static_cast<int>(split ? split_first : tiles), k_stages};
 
   if (warp == kConsumerWarps) {
     // Producer: lane r < 16 copies weight row r of each stage (rows past N
     // copy row N − 1: their outputs are never stored).
     const uint64_t policy = l2_evict_first_policy();
     uint32_t it = 0;  // stages issued: slot it % kStages, pass it / kStages
-    for (int i = 0;; ++i) {
-      const Work w = work.item(i);
-      if (w.tile < 0) break;
-      const int64_t row = std::min<int64_t>(int64_t{w.tile} * kColumns + lane, args.n - 1);
+    bool backward = false;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = !backward) {
+      const int64_t row = std::min<int64_t>(tile * kColumns + lane, args.n - 1);
       const uint8_t* src = b + row * args.ldb;
-      for (int step = 0; step < w.hi - w.lo; ++step, ++it) {
-        const int s = w.stage(step);
+      for (int step = 0; step < k_stages; ++step, ++it) {
+        const int s = backward ? k_stages - 1 - step : step;
         const uint32_t slot = it % kStages;
         mbarrier_wait(smem_address(&smem.empty[slot]), ((it / kStages) & 1u) ^ 1u);
         const auto bytes = static_cast<uint32_t>(std::min<int64_t>(kStageK, args.k - int64_t{s} * kStageK));
@@ -276,26 +183,22 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
 
   uint32_t it = 0;
   uint4 tokens[kChunksPerWarp][kTokenRows];
-  Work cur = work.item(0);
-  if (cur.tile >= 0) load_tokens(cur.stage(0), tokens);
-  for (int i = 0; cur.tile >= 0; ++i) {
-    const int64_t col = int64_t{cur.tile} * kColumns + out_col;
+  load_tokens(0, tokens);
+  bool backward = false;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, backward = !backward) {
+    const int64_t col = tile * kColumns + out_col;
     skinny::ColumnOperands column;
     if (stores && col < args.n) column = skinny::load_column_operands(args, col);
     constexpr int kNTiles = kTransposed ? 1 : 2;
     uint32_t acc[kNTiles][4] = {};
-    const int steps = cur.hi - cur.lo;
-    for (int step = 0; step < steps; ++step, ++it) {
-      const int s = cur.stage(step);  // as the producer's
-      // The next stage's tokens (after the last, the next item's first) are
-      // loaded before this stage is waited for and multiplied.
+    for (int step = 0; step < k_stages; ++step, ++it) {
+      const int s = backward ? k_stages - 1 - step : step;  // as the producer's
+      // The next stage's tokens (after the last, the next tile's first: this
+      // tile's last again, walked the other way) are loaded before this
+      // stage is waited for and multiplied.
       uint4 next[kChunksPerWarp][kTokenRows];
-      int next_s = s;
-      if (step + 1 < steps) {
-        next_s = cur.stage(step + 1);
-      } else if (const Work nxt = work.item(i + 1); nxt.tile >= 0) {
-        next_s = nxt.stage(0);
-      }
+      const int next_s = step + 1 < k_stages ? (backward ? s - 1 : s + 1)
+                                             : (backward ? 0 : k_stages - 1);
       load_tokens(next_s, next);
       const uint32_t slot = it % kStages;
       mbarrier_wait(smem_address(&smem.full[slot]), (it / kStages) & 1u);
@@ -365,61 +268,26 @@ __global__ void __launch_bounds__(kThreads, 1) skinny_stream_kernel(const Scaled
       skinny::put_partials<kFp8, kTransposed>(smem.partial[warp], acc[j], 0, 8 * j, lane);
     }
     consumer_sync();
-    if (!cur.half) {
-      if (stores && col < args.n) {
-        skinny::store_output<kFp8>(args, skinny::sum_partials<kFp8>(smem.partial, out_row, out_col), out_row, col,
-                                   column);
-      }
-    } else {
-      add_split_halves<kTransposed, kFp8>(smem, args, column, (work.cta & 1) != 0, stores && col < args.n, out_row,
-                                          out_col, col);
+    if (stores && col < args.n) {
+      skinny::store_output<kFp8>(args, skinny::sum_partials<kFp8>(smem.partial, out_row, out_col), out_row, col, column);
     }
     consumer_sync();  // the sums are read before the next tile's partials overwrite them
-    cur = work.item(i + 1);
   }
 }
 
 template <bool kTransposed, bool kFp8>
 constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage<kTransposed, kFp8>));
 
-// Clusters of two CTAs of kKernel resident at once on `device` (which must
-// be current; kernel_info has opted it in to its shared memory), read once
-// per device: what a split last round needs (skinny_stream_splits_last_round).
-template <auto kKernel>
-int64_t resident_pairs(int device, int smem) {
-  static std::atomic<int64_t> cache[64];  // pairs + 1; 0 = not read yet
-  const bool cached = device >= 0 && device < 64;
-  if (cached) {
-    if (const int64_t known = cache[device].load(std::memory_order_relaxed); known > 0) return known - 1;
-  }
-  cudaLaunchAttribute cluster;
-  const cudaLaunchConfig_t config = z_cluster_launch(dim3(1, 1, 2), kThreads, smem, nullptr, 2, cluster);
-  int pairs = 0;
-  if (cudaOccupancyMaxActiveClusters(&pairs, kKernel, &config) != cudaSuccess) {
-    (void)cudaGetLastError();  // no clusters of two: never split
-    pairs = 0;
-  }
-  if (cached) cache[device].store(int64_t{pairs} + 1, std::memory_order_relaxed);
-  return pairs;
-}
-
-// Stages of K per whole tile.
-inline int64_t k_stages(const ScaledMmArgs& args) {
-  return (args.k + kStageK - 1) / kStageK;
-}
-
 // CTAs per SM that skinny_stream_kernel<kTransposed, kFp8> is launched with
-// for args (skinny_stream_ctas_per_sm, which also weighs the split last round).
+// for args (skinny_stream_ctas_per_sm).
 template <bool kTransposed, bool kFp8>
 int64_t ctas_per_sm(const ScaledMmArgs& args) {
   constexpr auto kernel = skinny_stream_kernel<kTransposed, kFp8>;
-  constexpr int kSmem = kSmemBytes<kTransposed, kFp8>;
-  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmem);
+  const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmemBytes<kTransposed, kFp8>);
   const CudaDeviceInfo device = cuda_device_info(args.device.index);
   const int64_t most_per_sm = std::max<int64_t>(1, info.resident_ctas / device.sm_count);
   return skinny_stream_ctas_per_sm((args.n + kColumns - 1) / kColumns, device.sm_count, most_per_sm,
-                                   args.m * args.k, cuda_peak_dram_gbps(args.device.index), k_stages(args),
-                                   resident_pairs<kernel>(args.device.index, kSmem));
+                                   args.m * args.k, cuda_peak_dram_gbps(args.device.index));
 }
 
 template <bool kTransposed, bool kFp8, bool kPaddedTokens = false>
@@ -429,15 +297,8 @@ void launch(const ScaledMmArgs& args, int64_t per_sm) {
   (void)kernel_info<kernel>(args.device.index, kThreads, kSmem);  // opts in to > 48 KB of shared memory
   const int64_t tiles = (args.n + kColumns - 1) / kColumns;
   const int64_t ctas = std::min(tiles, per_sm * cuda_device_info(args.device.index).sm_count);
-  const cudaStream_t stream = as_cuda_stream(args.stream);
-  if (skinny_stream_splits_last_round(tiles, ctas, k_stages(args), resident_pairs<kernel>(args.device.index, kSmem))) {
-    const int64_t split_first = tiles - tiles % ctas;
-    launch_pdl_kernel_in_clusters(kernel, dim3(static_cast<unsigned>(ctas / 2), 1, 2), dim3(kThreads), kSmem, stream,
-                                  args.device.index, 2, args, split_first);
-  } else {
-    launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, stream, args.device.index,
-                      args, tiles);
-  }
+  launch_pdl_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, as_cuda_stream(args.stream),
+                    args.device.index, args);
 }
 
 template <bool kTransposed, bool kFp8>
