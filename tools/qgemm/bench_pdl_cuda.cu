@@ -8,7 +8,9 @@
 // off on off on, and each side's median is over both of its rounds.
 // Calls: the decode-size weight-only GEMV and skinny scaled_mm, scaled_mm at
 // 64 and 256 tokens on CUTLASS, the fused RMSNorm + quant and per-token
-// quantize at 16 and 256 tokens.
+// quantize at 16 and 256 tokens, and the pair an engine's decode step
+// launches: RMSNorm + quant, then scaled_mm on its output (1 and 16 tokens;
+// the weights rotated, as everywhere, so that they come from DRAM).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,6 +119,34 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
                                     TensorView::strided(b + i * n * k, DType::kInt8, {k, n}, {1, k}, gpu),
                                     TensorView(sa, DType::kFloat32, {m}, gpu),
                                     TensorView(sb, DType::kFloat32, {n}, gpu), std::nullopt, st);
+                        }},
+                       sets});
+    }
+  }
+  // The pair: x [t, K] bf16 → rms_norm_quant → (q, s) → scaled_mm → [t, N].
+  for (const auto& nk : std::vector<std::pair<int64_t, int64_t>>{
+           {4096, 4096}, {6144, 4096}, {28672, 4096}, {4096, 14336}, {8192, 8192}}) {
+    const int64_t n = nk.first, k = nk.second, max_t = 16;
+    const int sets = cuda::rotation_sets(n * k);
+    auto* b = static_cast<int8_t*>(buffer(n * k * sets, DType::kInt8, -128, 127));
+    auto* sb = buffer(n * 4, DType::kFloat32, 1e-3, 2e-3);
+    auto* x = buffer(max_t * k * 2, DType::kBFloat16, -2, 2);
+    auto* norm_w = buffer(k * 2, DType::kBFloat16, 0.5, 1.5);
+    auto* q = buffer(max_t * k, DType::kInt8, 0, 0);
+    auto* s = buffer(max_t * 4, DType::kFloat32, 1, 1);
+    auto* out = buffer(max_t * n * 2, DType::kBFloat16, 0, 0);
+    for (int64_t t : {1, 16}) {
+      const std::string shape = std::to_string(t) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      calls.push_back({{"rms_norm_quant+scaled_mm", "qgemm-int8", shape, static_cast<double>(n * k),
+                        [=](int i, cudaStream_t st) {
+                          QuantOutput norm_out;
+                          norm_out.q = TensorView(q, DType::kInt8, {t, k}, gpu);
+                          norm_out.scale = TensorView(s, DType::kFloat32, {t}, gpu);
+                          rms_norm_quant(norm_out, TensorView(x, DType::kBFloat16, {t, k}, gpu),
+                                         TensorView(norm_w, DType::kBFloat16, {k}, gpu), 1e-6f, st);
+                          scaled_mm(TensorView(out, DType::kBFloat16, {t, n}, gpu), norm_out.q,
+                                    TensorView::strided(b + i * n * k, DType::kInt8, {k, n}, {1, k}, gpu),
+                                    norm_out.scale, TensorView(sb, DType::kFloat32, {n}, gpu), std::nullopt, st);
                         }},
                        sets});
     }
