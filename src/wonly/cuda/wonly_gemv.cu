@@ -223,8 +223,13 @@ __device__ __forceinline__ void accumulate_tile(const TileFragments<kInt4, kToke
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
           int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
+  // The next launch is allowed at the end of the block's work, not after
+  // this wait: H200, qgemm bench pdl, W4 g128, PDL on, µs start → end:
+  // 1×11008×4096 14.69 → 13.16 (a grid of 1.3 waves, whose later blocks
+  // competed with the next kernel's early ones: 0.96× PDL off before),
+  // 16×4096×4096 9.71 → 9.13, 1×4096×4096 7.46 → 7.15, the rest within
+  // ±0.5 % (docs/performance.md, "Programmatic dependent launch").
   wait_for_preceding_grids();
-  allow_dependent_launch();
   constexpr int kElems = kInt4 ? 32 : 16;
   constexpr int kAcc = kTiles * kTokenBlocks * 4;
   __shared__ float partial[kWarps][kAcc][32];
@@ -302,6 +307,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   };
   if (gridDim.z == 1) {
     for (int i = threadIdx.x; i < kAcc * 32; i += kWarps * 32) store(i, block_sum(i));
+    allow_dependent_launch();
     return;
   }
   // Split K: every CTA of the cluster adds the ranks' block sums, in rank
@@ -330,6 +336,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
     const int i = lo + static_cast<int>(threadIdx.x) + j * kWarps * 32;
     if (i < hi) store(i, sum[j]);
   }
+  allow_dependent_launch();
   cluster_sync();
 }
 
