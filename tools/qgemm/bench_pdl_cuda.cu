@@ -6,8 +6,9 @@
 // serialize them and hide what PDL overlaps); the per-call time is a batch's
 // time / batch, median over batches. PDL off and on are timed alternately,
 // off on off on, and each side's median is over both of its rounds.
-// Calls: the decode-size weight-only GEMV and skinny scaled_mm, scaled_mm at
-// 64 and 256 tokens on CUTLASS, the fused RMSNorm + quant and per-token
+// Calls: the decode-size weight-only GEMV and skinny scaled_mm, the
+// weight-only `wgmma` kernel at 64 and 256 tokens (grids of one and of more
+// than one wave), scaled_mm at 64 and 256 tokens on CUTLASS, the fused RMSNorm + quant and per-token
 // quantize at 16 and 256 tokens, and the pair an engine's decode step
 // launches: RMSNorm + quant, then scaled_mm on its output (1 and 16 tokens;
 // the weights rotated, as everywhere, so that they come from DRAM).
@@ -158,9 +159,12 @@ void bench_pdl_cuda(const Options& options, BenchReport& report) {
     auto* w = static_cast<uint8_t*>(buffer(w_bytes * sets, DType::kUInt8, 0, 255));
     auto* sc = static_cast<float*>(buffer(p_count * 4 * sets, DType::kFloat32, 1e-3, 1e-2));
     auto* of = static_cast<float*>(buffer(p_count * 4 * sets, DType::kFloat32, -0.05, 0));
-    auto* a = buffer(16 * k * 2, DType::kBFloat16, -1, 1);
-    auto* out = buffer(16 * n * 2, DType::kBFloat16, 0, 0);
-    for (int64_t m : {1, 16}) {
+    const int64_t max_m = 256;
+    auto* a = buffer(max_m * k * 2, DType::kBFloat16, -1, 1);
+    auto* out = buffer(max_m * n * 2, DType::kBFloat16, 0, 0);
+    // M ≤ 16: the GEMV; 64 and 256: the wgmma kernel on sm_90 (no workspace:
+    // data-parallel, K split in a cluster where the grid is small).
+    for (int64_t m : {1, 16, 64, 256}) {
       const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       calls.push_back({{"weight_only_mm", "qgemm-w4a16-g128", shape, w_bytes + p_count * 8.0,
                         [=](int i, cudaStream_t st) {
