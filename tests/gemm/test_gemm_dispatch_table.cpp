@@ -299,6 +299,25 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
   EXPECT_FALSE(decode_takes(1, 57344, 8192, 0));          // no SM count
 }
 
+// The fp8 wgmma decode kernel's K split (decode_wgmma_plan.h): doubled while
+// its CTAs stay one per SM and each split keeps 8 stages of 128 bytes of K,
+// within the largest cluster the device allows; and where the table runs it.
+TEST(GemmDispatchTable, Sm90DecodeWgmmaPlan) {
+  using detail::decode_wgmma_splits;
+  EXPECT_EQ(decode_wgmma_splits(4096, 4096, kH100Sms, 8), 2);    // 64 tiles
+  EXPECT_EQ(decode_wgmma_splits(4096, 14336, kH100Sms, 8), 2);
+  EXPECT_EQ(decode_wgmma_splits(2048, 8192, kH100Sms, 8), 4);    // 32 tiles
+  EXPECT_EQ(decode_wgmma_splits(2048, 8192, kH100Sms, 2), 2);    // a partition's smaller cluster
+  EXPECT_EQ(decode_wgmma_splits(192, 4224, kH100Sms, 8), 4);     // 3 tiles; 33 stages: 8 each at most 4
+  EXPECT_EQ(decode_wgmma_splits(48, 1024, kH100Sms, 8), 1);      // 8 stages: one split
+  EXPECT_EQ(decode_wgmma_splits(64, 65536, kH100Sms, 8), 8);     // the portable cluster at most
+  EXPECT_EQ(decode_wgmma_splits(6144, 4096, kH100Sms, 8), 1);    // 96 tiles
+  EXPECT_EQ(decode_wgmma_splits(10240, 8192, kH100Sms, 8), 1);
+  EXPECT_TRUE(detail::decode_wgmma_fits_one_wave(16896, kH100Sms));
+  EXPECT_FALSE(detail::decode_wgmma_fits_one_wave(16897, kH100Sms));
+  EXPECT_FALSE(detail::decode_wgmma_fits_one_wave(28672, kH100Sms));
+}
+
 TEST(GemmDispatchTable, Sm90Int8) {
   expect_picks(detail::kSm90Int8Rules,
                {{1, 4096, GemmKernel::kSm90SkinnyStream},
@@ -358,9 +377,14 @@ TEST(GemmDispatchTable, Sm90Int8) {
 
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
-               {{16, 4096, GemmKernel::kSm90SkinnyStream},
+               {{16, 4096, GemmKernel::kSm90DecodeWgmma},
                 {1, 8192, GemmKernel::kSm90SkinnyStream},
-                {16, 8192, GemmKernel::kSm90SkinnyStream},
+                {8, 8192, GemmKernel::kSm90SkinnyStream},
+                {9, 8192, GemmKernel::kSm90DecodeWgmma},
+                {16, 8192, GemmKernel::kSm90DecodeWgmma},
+                {16, 16896, GemmKernel::kSm90DecodeWgmma},   // 264 tiles of 64 rows: two per SM
+                {16, 16897, GemmKernel::kSm90SkinnyStream},  // 265
+                {16, 28672, GemmKernel::kSm90SkinnyStream},
                 {64, 4096, GemmKernel::kSm90Thin48},
                 {48, 6144, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
@@ -504,6 +528,19 @@ TEST(GemmDispatchTable, TableKernel) {
     EXPECT_EQ(table_kernel(90, true, false, 16, 57344, 8192, kH100Sms, dram, true), GemmKernel::kSm90Decode);
     EXPECT_EQ(table_kernel(90, true, false, 16, 57344, 8192, kH100Sms, dram, false), GemmKernel::kSm90SkinnyStream);
     EXPECT_EQ(table_kernel(90, false, true, 16, 57344, 8192, kH100Sms, dram, true), GemmKernel::kSm90Decode);
+    // fp8 at M = 9–16 on weights whose 64-row tiles are all resident: the
+    // e4m3 wgmma decode kernel, for fast accumulation too (the fp8 table at
+    // M ≤ 16), with or without a workspace; int8 keeps the skinny kernel.
+    for (const bool fast : {false, true}) {
+      for (const bool workspace : {false, true}) {
+        EXPECT_EQ(table_kernel(90, false, fast, 12, 8192, 8192, kH100Sms, dram, workspace),
+                  GemmKernel::kSm90DecodeWgmma);
+        EXPECT_EQ(table_kernel(90, false, fast, 8, 8192, 8192, kH100Sms, dram, workspace),
+                  GemmKernel::kSm90SkinnyStream);
+      }
+    }
+    EXPECT_EQ(table_kernel(90, true, false, 12, 8192, 8192, kH100Sms, dram, false), GemmKernel::kSm90SkinnyStream);
+    EXPECT_EQ(table_kernel(90, false, true, 17, 4096, 4096, kH100Sms, dram, false), GemmKernel::kSm90Thin48);
     // 640×8192×28672: stream-K with a workspace, else the model's whole tile.
     const DramRegime regime = detail::dram_regime(28672, dram, kH100Sms);
     EXPECT_EQ(table_kernel(90, true, false, 640, 8192, 28672, kH100Sms, dram, true), GemmKernel::kSm90StreamK);
@@ -575,8 +612,9 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
-  for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kFallback,
-                       GemmKernel::kSm90Direct, GemmKernel::kSm80Large, GemmKernel::kSm80Small}) {
+  for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90DecodeWgmma,
+                       GemmKernel::kFallback, GemmKernel::kSm90Direct, GemmKernel::kSm80Large,
+                       GemmKernel::kSm80Small}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), k) << static_cast<int>(k);
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
@@ -588,9 +626,10 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
     }
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SkinnyStream));
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90DecodeWgmma));
   const auto takes_any_output = [](GemmKernel k) {
-    return k == GemmKernel::kSkinny || k == GemmKernel::kSm90SkinnyStream || k == GemmKernel::kFallback ||
-           k == GemmKernel::kSm90Direct;
+    return k == GemmKernel::kSkinny || k == GemmKernel::kSm90SkinnyStream || k == GemmKernel::kSm90DecodeWgmma ||
+           k == GemmKernel::kFallback || k == GemmKernel::kSm90Direct;
   };
   const auto every_twin_takes_any_output = [&](const auto& rules) {
     for (const auto& rule : rules) {

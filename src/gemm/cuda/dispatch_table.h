@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "core/dram_bandwidth.h"
+#include "gemm/cuda/decode_wgmma_plan.h"
 #include "gemm/cuda/kernels.h"
 
 namespace qgemm::detail {
@@ -41,6 +42,9 @@ enum class Waves : uint8_t {
   // 128×96 tiles in clusters of 1×4 are all co-resident where 128×80 ones
   // are not and 64×128 tiles do not fit one wave (wide96x4_fits).
   kWide96x4Fits,
+  // The fp8 wgmma decode kernel's 64-row tiles are all resident at once
+  // (decode_wgmma_fits_one_wave, decode_wgmma_plan.h).
+  kDecodeWgmmaOneWave,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -446,6 +450,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kThin48Fits: return thin48_fits(m, n, sm_count);
     case Waves::kWide80x4Fits: return wide80x4_fits(m, n, sm_count);
     case Waves::kWide96x4Fits: return wide96x4_fits(m, n, sm_count);
+    case Waves::kDecodeWgmmaOneWave: return decode_wgmma_fits_one_wave(n, sm_count);
   }
   return false;
 }
@@ -624,6 +629,15 @@ constexpr GemmRule kSm90Int8Rules[] = {
 // smaller weights (gemm-h100-sweep-small-m.json) and earlier M = 256 … 8192
 // (gemm-h100-sweep-fp8.json).
 constexpr GemmRule kSm90Fp8Rules[] = {
+    {8, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 8 (decode), as for int8"},
+    {16, 0, kAnyN, GemmKernel::kSm90DecodeWgmma,
+     "M = 9–16 where its 64-row tiles are all resident (N ≤ 16896 on 132 SMs): the e4m3 wgmma converts "
+     "nothing, where the skinny kernel's mma.sync runs F2FP on both operands, as long as the weight's "
+     "stream at M = 16. H200, the prototype against kSm90SkinnyStream in one process, M = 16: "
+     "6144×4096 13.8 → 12.6 µs, 8192×8192 25.4 → 23.3, 10240×8192 32.6 → 28.3, 4096×14336 23.0 → 21.5, "
+     "8192×28672 66.8 → 62.1, 4096×4096 11.4 → 11.3; at M = 1 it was 0.92–1.05× (kept on the skinny "
+     "kernel's transposed form)",
+     Waves::kDecodeWgmmaOneWave},
     {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Thin48,
      "M ≤ 64 where 64×48 tiles in clusters of 1×4 are all co-resident, as for int8 — H200: "
@@ -718,13 +732,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     174.8 → 132.5, 128×8192×28672 71.0 → 65.0, 72×4096×14336 34.7 → 30.8;
 //   - kSm90Decode (M ≤ 16 with a workspace): built precise only; its
 //     promotion once per 128-element k-tile costs nothing beside the
-//     weight's stream (8 accumulator registers);
+//     weight's stream (8 accumulator registers); the same for
+//     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
+//     table (table_kernel);
 //   - kSm90Direct (outputs the TMA epilogue cannot store): built precise
 //     only, one kernel per output dtype, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
-         kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90Narrow2x1 ||
-         kernel == GemmKernel::kSm90Direct;
+         kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
+         kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -814,13 +830,15 @@ constexpr GemmKernel table_kernel(const GemmRule (&rules)[N], int64_t m, int64_t
   return workspace && rule_takes_stream_k(*rule, m, n, k, sm_count, regime) ? GemmKernel::kSm90StreamK : kernel;
 }
 // `int8`: int8 inputs, else fp8 e4m3; `fp8_fast`: fp8 with fast accumulation,
-// which on Hopper reads int8's table (its kernels are int8's tiles).
+// which on Hopper reads int8's table (its kernels are int8's tiles) above
+// M = 16, and the fp8 table at M ≤ 16, where no decode kernel has a fast
+// mode (fp8_fast_runs_precise) and the fp8 wgmma one is fp8's own.
 constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m, int64_t n, int64_t k, int sm_count,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
-    return int8 || fp8_fast ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
-                            : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);
+    return int8 || (fp8_fast && m > 16) ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
+                                        : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);
   }
   if (int8 && arch >= 80) return table_kernel(kSm80Int8Rules, m, n, k, sm_count, regime, workspace);
   if (!int8 && arch >= 89) return table_kernel(kSm89Fp8Rules, m, n, k, sm_count, regime, workspace);

@@ -38,8 +38,9 @@ enum class GemmKernel : uint8_t {
   kSm90Thin48,   // 64×48×128, cluster 1×4, ping-pong: M ≤ 64 on small N, A shared by four CTAs
   kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4: the A tile shared by four CTAs
   kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
+  kSm90DecodeWgmma,  // sm90_decode_wgmma.cu: fp8, M ≤ 16, Dᵀ = B·Aᵀ on 64×16 e4m3 wgmma tiles, K split in a cluster
 };
-constexpr int kGemmKernelCount = 22;
+constexpr int kGemmKernelCount = 23;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -83,6 +84,9 @@ bool sm89_fp8_fp16(GemmKernel kernel, const ScaledMmArgs& args);
 bool skinny_gemm(const ScaledMmArgs& args, int sm_count);
 // kSm90SkinnyStream (QGEMM_HAS_GEMM_SKINNY_SM90): M ≤ 16, int8 or fp8.
 bool skinny_stream_sm90(const ScaledMmArgs& args);
+// kSm90DecodeWgmma (QGEMM_HAS_GEMM_SKINNY_SM90): fp8 (either accumulation:
+// it runs precise), M ≤ 16, A and B loadable by TMA (operands_aligned).
+bool sm90_decode_wgmma(const ScaledMmArgs& args, int sm_count);
 
 // kSm90StreamK's workspace on `sm_count` SMs. CUTLASS's stream-K scheduler
 // splits at most two waves of tiles (the last full one and the partial one

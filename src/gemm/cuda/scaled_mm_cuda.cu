@@ -62,6 +62,10 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSkinny:
     case GemmKernel::kSm90Direct: return operands_aligned(args);
     case GemmKernel::kSm90SkinnyStream: return args.m <= 16 && operands_aligned(args);
+    // A and B by TMA (16-byte aligned bases and pitches); D stored element
+    // by element, so any output.
+    case GemmKernel::kSm90DecodeWgmma:
+      return args.m <= 16 && args.input_dtype == DType::kFloat8E4M3 && operands_aligned(args);
     // The swapped decode kernel stores Dᵀ through TMA: D's rows as the
     // columns of a column-major matrix, the same bytes and the same rules.
     case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
@@ -140,6 +144,14 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
 #else
       return false;
 #endif
+    case GemmKernel::kSm90DecodeWgmma:
+#if QGEMM_HAS_GEMM_SKINNY_SM90
+      // fp8 runs precise whatever args.fp8_fast_accum says.
+      if (info.major != 9 || !layout_fits(kernel, args)) return false;
+      return sm90_decode_wgmma(args, info.sm_count);
+#else
+      return false;
+#endif
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: {
       // sm_80 (int8) and sm_89 (fp8) code runs on every later GPU (through
@@ -200,9 +212,13 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   ScaledMmArgs run = args;
   run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
-  // The swapped decode kernel declines a workspace CUTLASS finds too small:
-  // the decode kernel without one takes the call.
-  if (chosen.kernel == GemmKernel::kSm90Decode && try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) return;
+  // The swapped decode kernel declines a workspace CUTLASS finds too small,
+  // the fp8 wgmma one a build without its sm_90a code: the skinny decode
+  // kernel takes the call.
+  if ((chosen.kernel == GemmKernel::kSm90Decode || chosen.kernel == GemmKernel::kSm90DecodeWgmma) &&
+      try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) {
+    return;
+  }
   scaled_mm_fallback_cuda(args);
 }
 

@@ -59,8 +59,6 @@
 // barrier every wgmma of tile kt − 2 is done (each warp waited for them
 // during tile kt − 1). Small grids split K across a cluster
 // (wonly_split_k.cuh).
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cute/arch/mma_sm90_gmma.hpp>
 
 #include <cstddef>
@@ -72,6 +70,7 @@
 #include "core/cuda_check.h"
 #include "core/cuda_launch.cuh"
 #include "core/cuda_mbarrier.cuh"
+#include "core/cuda_tma.cuh"
 #include "core/cuda_device_info.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
@@ -119,37 +118,12 @@ struct Ring {
   static constexpr int kBytes = kRingBytes + kParamBuffers * static_cast<int>(sizeof(ParamBuffer)) + 8 * kStages;
 };
 
-// The shared-memory matrix descriptor of a K-major operand with 128-byte
-// swizzle (PTX ISA, "Matrix Descriptor Format"): start address >> 4 in bits
-// 0–13, leading byte offset (unused with this swizzle: 1) in 16–29, stride
-// byte offset >> 4 in 32–45 (1024 B from one 8-row atom to the next), base
-// offset 0 (atoms 1024-aligned), layout type 1 = SWIZZLE_128B in bits 62–63.
-// k16 step s starts 32·s bytes into the atom's rows (the hardware applies the
-// swizzle to the computed addresses), i.e. descriptor + 2s.
-__device__ __forceinline__ uint64_t act_descriptor(uint32_t smem_addr) {
-  return (uint64_t{1} << 62) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 16) | ((smem_addr & 0x3ffff) >> 4);
-}
-
-// The activation tile's TMA copy and its mbarrier (one per ring slot; the
+// Loads: the activation tile's TMA copy and its mbarrier (one per ring slot; the
 // barriers: core/cuda_mbarrier.cuh): thread 0 announces the tile's bytes and
 // starts the copy; every thread waits for the barrier's phase before the
 // tile's wgmmas read it. The tensor map
 // (host: activation_map) has the 128-byte swizzle the descriptor reads, and
-// fills tokens past M and k past K with zeros.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap& map, int x, int y, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(&map)), "r"(x), "r"(y), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap& map, int x, int y, int z, int w,
-                                            uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(&map)), "r"(x), "r"(y), "r"(z), "r"(w), "r"(bar)
-      : "memory");
-}
+// fills tokens past M and k past K with zeros (tma_load_2d, core/cuda_tma.cuh).
 
 // The byte t of each of four words, as one word (byte c = byte t of word c).
 // `sel` = t | (t + 4) << 4 picks byte t of both operands of a PRMT.
@@ -412,7 +386,7 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       cp_async_commit();  // empty groups keep the count uniform
     }
     int slot = 0, load_slot = kStages - 2;  // ring slots of tile kt and of tile kt + kStages − 2
-    const uint64_t desc0 = act_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
+    const uint64_t desc0 = wgmma_sw128_descriptor(smem_address(stages[0].act));  // both warpgroups read all tokens
 
     float acc[1][kNB][4];
 #pragma unroll
@@ -523,20 +497,6 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
   (void)args;
   __trap();  // launched only on sm_90 (launch_wonly_wgmma's caller checks)
 #endif
-}
-
-// The driver's cuTensorMapEncodeTiled, through the runtime (no libcuda link).
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    QGEMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-      throw Error(ErrorKind::kBackend, "weight_only_mm: the CUDA driver has no cuTensorMapEncodeTiled");
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
 }
 
 // a [M, K] (row stride lda) as boxes of kBK k × kBM tokens, 128-byte swizzle
