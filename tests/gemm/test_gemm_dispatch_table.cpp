@@ -301,7 +301,8 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // The fp8 wgmma decode kernel's K split (decode_wgmma_plan.h): doubled while
 // its CTAs stay one per SM and each split keeps 8 stages of 128 bytes of K,
-// within the largest cluster the device allows; and where the table runs it.
+// within the largest cluster the device allows; and where the table runs it
+// (decode_wgmma_fills_the_gpu: 0.9–2 tiles of 64 rows per SM).
 TEST(GemmDispatchTable, Sm90DecodeWgmmaPlan) {
   using detail::decode_wgmma_splits;
   EXPECT_EQ(decode_wgmma_splits(4096, 4096, kH100Sms, 8), 2);    // 64 tiles
@@ -313,9 +314,13 @@ TEST(GemmDispatchTable, Sm90DecodeWgmmaPlan) {
   EXPECT_EQ(decode_wgmma_splits(64, 65536, kH100Sms, 8), 8);     // the portable cluster at most
   EXPECT_EQ(decode_wgmma_splits(6144, 4096, kH100Sms, 8), 1);    // 96 tiles
   EXPECT_EQ(decode_wgmma_splits(10240, 8192, kH100Sms, 8), 1);
-  EXPECT_TRUE(detail::decode_wgmma_fits_one_wave(16896, kH100Sms));
-  EXPECT_FALSE(detail::decode_wgmma_fits_one_wave(16897, kH100Sms));
-  EXPECT_FALSE(detail::decode_wgmma_fits_one_wave(28672, kH100Sms));
+  EXPECT_TRUE(detail::decode_wgmma_fills_the_gpu(16896, kH100Sms));
+  EXPECT_FALSE(detail::decode_wgmma_fills_the_gpu(16897, kH100Sms));
+  EXPECT_FALSE(detail::decode_wgmma_fills_the_gpu(28672, kH100Sms));
+  EXPECT_TRUE(detail::decode_wgmma_fills_the_gpu(7616, kH100Sms));   // 119 tiles ≥ 118.8
+  EXPECT_FALSE(detail::decode_wgmma_fills_the_gpu(7552, kH100Sms));  // 118
+  EXPECT_FALSE(detail::decode_wgmma_fills_the_gpu(4096, kH100Sms));
+  EXPECT_TRUE(detail::decode_wgmma_fills_the_gpu(6144, 100));        // 96 tiles on 100 SMs
 }
 
 TEST(GemmDispatchTable, Sm90Int8) {
@@ -377,12 +382,16 @@ TEST(GemmDispatchTable, Sm90Int8) {
 
 TEST(GemmDispatchTable, Sm90Fp8Precise) {
   expect_picks(detail::kSm90Fp8Rules,
-               {{16, 4096, GemmKernel::kSm90DecodeWgmma},
+               {{16, 4096, GemmKernel::kSm90SkinnyStream},   // 64 tiles of 64 rows
+                {16, 6144, GemmKernel::kSm90SkinnyStream},   // 96
+                {16, 7552, GemmKernel::kSm90SkinnyStream},   // 118: under 0.9 × 132
+                {16, 7616, GemmKernel::kSm90DecodeWgmma},    // 119
                 {1, 8192, GemmKernel::kSm90SkinnyStream},
                 {8, 8192, GemmKernel::kSm90SkinnyStream},
                 {9, 8192, GemmKernel::kSm90DecodeWgmma},
                 {16, 8192, GemmKernel::kSm90DecodeWgmma},
-                {16, 16896, GemmKernel::kSm90DecodeWgmma},   // 264 tiles of 64 rows: two per SM
+                {12, 10240, GemmKernel::kSm90DecodeWgmma},
+                {16, 16896, GemmKernel::kSm90DecodeWgmma},   // 264 tiles: two per SM
                 {16, 16897, GemmKernel::kSm90SkinnyStream},  // 265
                 {16, 28672, GemmKernel::kSm90SkinnyStream},
                 {64, 4096, GemmKernel::kSm90Thin48},

@@ -33,12 +33,20 @@ constexpr int decode_wgmma_splits(int64_t n, int64_t k, int sm_count, int max_cl
   return splits;
 }
 
-// Where the dispatch table runs it (fp8, M = 9–16): its tiles all resident
-// at once (N ≤ 16896 on 132 SMs). Beyond that a second round of tiles costs
-// it more than the other decode kernel's persistent CTAs (16×28672×4096:
-// 37.2 against 37.7 µs at 1.7 rounds, 0.90× at 3.4).
-constexpr bool decode_wgmma_fits_one_wave(int64_t n, int sm_count) {
-  return decode_wgmma_tiles(n) <= int64_t{kDecodeWgmmaCtasPerSm} * sm_count;
+// Where the dispatch table runs it (fp8, M = 9–16): from nine tenths of a
+// tile per SM to two (N = 7604–16896 on 132 SMs). H200, forced against
+// kSm90SkinnyStream in one call, M = 9 / 12 / 16
+// (bench/results/gemm-h200-decode-wgmma-ab.json): 8192×8192 (128 tiles)
+// 1.01 / 1.01 / 1.02×, 10240×8192 1.08 / 1.08 / 1.07×, 14336×4096 1.08 /
+// 1.10 / 1.10×, 8192×28672 1.03 / 1.04 / 1.05×. With fewer tiles its one
+// consumer warpgroup per CTA leaves SMs idle where the skinny kernel's
+// persistent 16-row tiles spread over all of them (4096×4096, 64 tiles split
+// in two: 0.92–0.97×; 6144×4096, 96 tiles: 0.99–1.01×); with more, a second
+// round of tiles costs it more than the skinny kernel's (28672×4096, 448
+// tiles: 0.95–0.97×).
+constexpr bool decode_wgmma_fills_the_gpu(int64_t n, int sm_count) {
+  const int64_t tiles = decode_wgmma_tiles(n);
+  return 10 * tiles >= 9 * int64_t{sm_count} && tiles <= int64_t{kDecodeWgmmaCtasPerSm} * sm_count;
 }
 
 }  // namespace qgemm::detail

@@ -42,9 +42,9 @@ enum class Waves : uint8_t {
   // 128×96 tiles in clusters of 1×4 are all co-resident where 128×80 ones
   // are not and 64×128 tiles do not fit one wave (wide96x4_fits).
   kWide96x4Fits,
-  // The fp8 wgmma decode kernel's 64-row tiles are all resident at once
-  // (decode_wgmma_fits_one_wave, decode_wgmma_plan.h).
-  kDecodeWgmmaOneWave,
+  // The fp8 wgmma decode kernel's 64-row tiles number from nine tenths of
+  // the SMs to two per SM (decode_wgmma_fills_the_gpu, decode_wgmma_plan.h).
+  kDecodeWgmmaFillsTheGpu,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -450,7 +450,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kThin48Fits: return thin48_fits(m, n, sm_count);
     case Waves::kWide80x4Fits: return wide80x4_fits(m, n, sm_count);
     case Waves::kWide96x4Fits: return wide96x4_fits(m, n, sm_count);
-    case Waves::kDecodeWgmmaOneWave: return decode_wgmma_fits_one_wave(n, sm_count);
+    case Waves::kDecodeWgmmaFillsTheGpu: return decode_wgmma_fills_the_gpu(n, sm_count);
   }
   return false;
 }
@@ -631,13 +631,13 @@ constexpr GemmRule kSm90Int8Rules[] = {
 constexpr GemmRule kSm90Fp8Rules[] = {
     {8, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 8 (decode), as for int8"},
     {16, 0, kAnyN, GemmKernel::kSm90DecodeWgmma,
-     "M = 9–16 where its 64-row tiles are all resident (N ≤ 16896 on 132 SMs): the e4m3 wgmma converts "
-     "nothing, where the skinny kernel's mma.sync runs F2FP on both operands, as long as the weight's "
-     "stream at M = 16. H200, the prototype against kSm90SkinnyStream in one process, M = 16: "
-     "6144×4096 13.8 → 12.6 µs, 8192×8192 25.4 → 23.3, 10240×8192 32.6 → 28.3, 4096×14336 23.0 → 21.5, "
-     "8192×28672 66.8 → 62.1, 4096×4096 11.4 → 11.3; at M = 1 it was 0.92–1.05× (kept on the skinny "
-     "kernel's transposed form)",
-     Waves::kDecodeWgmmaOneWave},
+     "M = 9–16 where its 64-row tiles number from 0.9 to 2 per SM (N = 7604–16896 on 132 SMs): the "
+     "e4m3 wgmma converts nothing, where the skinny kernel's mma.sync runs F2FP on both operands, as "
+     "long as the weight's stream at M = 16. H200, against kSm90SkinnyStream forced in one call, M = 9 / "
+     "12 / 16, µs: 10240×8192 31.4 / 31.3 / 32.0 → 29.1 / 29.1 / 29.9, 14336×4096 23.8 / 24.4 / 24.6 → "
+     "21.9 / 22.2 / 22.4, 8192×28672 64.3 / 65.4 / 66.6 → 62.7 / 63.0 / 63.4, 8192×8192 24.2 / 24.3 / "
+     "25.0 → 24.0 / 24.2 / 24.5 (decode_wgmma_plan.h says why not elsewhere)",
+     Waves::kDecodeWgmmaFillsTheGpu},
     {16, 0, kAnyN, GemmKernel::kSm90SkinnyStream, "M ≤ 16 (decode), as for int8"},
     {64, 0, kAnyN, GemmKernel::kSm90Thin48,
      "M ≤ 64 where 64×48 tiles in clusters of 1×4 are all co-resident, as for int8 — H200: "
