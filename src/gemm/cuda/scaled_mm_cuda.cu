@@ -213,8 +213,8 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
   // The swapped decode kernel declines a workspace CUTLASS finds too small,
-  // the fp8 wgmma one a build without its sm_90a code: the skinny decode
-  // kernel takes the call.
+  // the fp8 wgmma one a K or N beyond its 32-bit TMA coordinates: the
+  // skinny decode kernel takes the call.
   if ((chosen.kernel == GemmKernel::kSm90Decode || chosen.kernel == GemmKernel::kSm90DecodeWgmma) &&
       try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) {
     return;
