@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/cuda_check.h"
 #include "qgemm/error.h"
@@ -29,6 +30,33 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   return encode;
+}
+
+// Throws when cuTensorMapEncodeTiled failed: "<op>: … for <tensor> (CUresult N)".
+inline void check_tensor_map(CUresult result, const char* op, const char* tensor) {
+  if (result != CUDA_SUCCESS) {
+    throw Error(ErrorKind::kBackend, std::string(op) + ": cuTensorMapEncodeTiled failed for " + tensor +
+                                         " (CUresult " + std::to_string(static_cast<int>(result)) + ")");
+  }
+}
+
+// A 2-D tensor of `rows` rows of `inner` elements of `dtype`, `row_bytes`
+// apart (a multiple of 16), read in boxes of box_inner × box_rows elements
+// with `swizzle`; TMA fills what lies outside the tensor with zeros. Host
+// only: encoded per call, no device work. Errors name `op` and `tensor`.
+inline CUtensorMap tma_map_2d(CUtensorMapDataType dtype, const void* base, uint64_t inner, uint64_t rows,
+                              uint64_t row_bytes, uint32_t box_inner, uint32_t box_rows, CUtensorMapSwizzle swizzle,
+                              const char* op, const char* tensor) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {inner, rows};
+  const cuuint64_t strides[1] = {row_bytes};
+  const cuuint32_t box[2] = {box_inner, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  check_tensor_map(tensor_map_encoder()(&map, dtype, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                   op, tensor);
+  return map;
 }
 
 // A box of the tensor `map` at coordinates (x, y) into shared memory at

@@ -8,10 +8,11 @@
 // off on off on, and each side's median is over both of its rounds.
 // Calls: the decode-size weight-only GEMV and skinny scaled_mm, the
 // weight-only `wgmma` kernel at 64 and 256 tokens (grids of one and of more
-// than one wave), scaled_mm at 64 and 256 tokens on CUTLASS, the fused RMSNorm + quant and per-token
-// quantize at 16 and 256 tokens, and the pair an engine's decode step
-// launches: RMSNorm + quant, then scaled_mm on its output (1 and 16 tokens;
-// the weights rotated, as everywhere, so that they come from DRAM).
+// than one wave), scaled_mm at 64 and 256 tokens on CUTLASS, the fused
+// RMSNorm + quant and per-token quantize at 16 and 256 tokens, and the pair
+// an engine's decode step launches: RMSNorm + quant, then scaled_mm on its
+// output (1 and 16 tokens; the weights rotated, as everywhere, so that they
+// come from DRAM).
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -35,7 +35,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "core/cuda_check.h"
 #include "core/cuda_cluster.cuh"
@@ -185,26 +184,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// An 8-bit [rows, K] operand (row stride ld bytes) as boxes of 128 bytes of
-// K × box_rows rows, 128-byte swizzle, zeros outside. Host only: encoded per
-// call, no device work.
-CUtensorMap operand_map(const void* base, int64_t k, int64_t rows, int64_t ld, int box_rows) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld)};
-  const cuuint32_t box[2] = {kStageK, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = tensor_map_encoder()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    throw Error(ErrorKind::kBackend, "scaled_mm: cuTensorMapEncodeTiled failed (" +
-                                         std::to_string(static_cast<int>(result)) + ")");
-  }
-  return map;
-}
-
 }  // namespace
 
 bool sm90_decode_wgmma(const ScaledMmArgs& args, int sm_count) {
@@ -216,8 +195,12 @@ bool sm90_decode_wgmma(const ScaledMmArgs& args, int sm_count) {
   const KernelInfo info = kernel_info<kernel>(args.device.index, kThreads, kSmemBytes);  // also opts in > 48 KB
   if (info.arch < 90) return false;
   const int splits = decode_wgmma_splits(args.n, args.k, sm_count, info.max_cluster);
-  const CUtensorMap weight_map = operand_map(args.b, args.k, args.n, args.ldb, kRows);
-  const CUtensorMap token_map = operand_map(args.a, args.k, args.m, args.lda, kTokens);
+  // Both operands as boxes of 128 bytes of K × the tile's rows, 128-byte
+  // swizzle (the layout wgmma_sw128_descriptor reads), zeros outside.
+  const CUtensorMap weight_map = tma_map_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, args.b, args.k, args.n, args.ldb, kStageK,
+                                            kRows, CU_TENSOR_MAP_SWIZZLE_128B, "scaled_mm", "the weight");
+  const CUtensorMap token_map = tma_map_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, args.k, args.m, args.lda, kStageK,
+                                           kTokens, CU_TENSOR_MAP_SWIZZLE_128B, "scaled_mm", "the tokens");
   const auto tiles = static_cast<unsigned>((args.n + kRows - 1) / kRows);
   launch_pdl_kernel_in_clusters(kernel, dim3(tiles, 1, static_cast<unsigned>(splits)), dim3(kThreads), kSmemBytes,
                                 as_cuda_stream(args.stream), args.device.index, splits, args, weight_map, token_map);

@@ -500,23 +500,10 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
 }
 
 // a [M, K] (row stride lda) as boxes of kBK k × kBM tokens, 128-byte swizzle
-// (the layout act_descriptor reads), zeros outside. Host-only, no device
-// work: encoded per call.
+// (the layout wgmma_sw128_descriptor reads), zeros outside.
 CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
-  CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(args.k), static_cast<cuuint64_t>(args.m)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(args.lda) * 2};  // validated: multiple of 16
-  const cuuint32_t box[2] = {kBK, static_cast<cuuint32_t>(block_m)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = tensor_map_encoder()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(args.a), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for the activations (CUresult " +
-                                         std::to_string(static_cast<int>(result)) + ")");
-  }
-  return map;
+  return tma_map_2d(CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, args.k, args.m, args.lda * 2,  // validated: multiple of 16
+                    kBK, block_m, CU_TENSOR_MAP_SWIZZLE_128B, "weight_only_mm", "the activations");
 }
 
 // The weight bytes as boxes of one k tile (64 k: 32 int4 | 64 int8 bytes) ×
@@ -528,36 +515,27 @@ CUtensorMap activation_map(const WeightOnlyArgs& args, int block_m) {
 // 128 int4 | 64 int8 k): 4-D, (byte within the row's 64, row within 16,
 // k block, row block), boxes (32 | 64, 16, 1, 8).
 CUtensorMap weight_map(const WeightOnlyArgs& args) {
-  CUtensorMap map{};
-  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const WeightAddressing& addr = args.w_addr;
   const cuuint32_t row_bytes = args.int4 ? 32 : 64;  // per k tile
   const CUtensorMapSwizzle swizzle = args.int4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B;
-  CUresult result;
-  if (args.prepacked) {
-    const PrepackedShape shape = weight_only_prepacked_shape(args.n, args.k, args.int4);
-    const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>(shape.k_tiles),
-                                static_cast<cuuint64_t>(shape.row_blocks)};
-    const cuuint64_t strides[3] = {static_cast<cuuint64_t>(addr.row_stride), static_cast<cuuint64_t>(addr.tile_stride),
-                                   static_cast<cuuint64_t>(addr.row_block_stride)};
-    const cuuint32_t box[4] = {row_bytes, 16, 1, kBN / 16};
-    result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<uint8_t*>(args.w), dims, strides,
-                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  } else {
+  if (!args.prepacked) {
     const int64_t bytes_per_row = args.int4 ? (args.k + 1) / 2 : args.k;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(bytes_per_row), static_cast<cuuint64_t>(args.n)};
     // One row (N = 1): any multiple of 16 serves as the unused row stride.
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(args.n > 1 ? addr.row_stride : 16)};  // validated: multiple of 16
-    const cuuint32_t box[2] = {row_bytes, kBN};
-    result = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(args.w), dims, strides,
-                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const int64_t stride = args.n > 1 ? addr.row_stride : 16;  // validated: multiple of 16
+    return tma_map_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w, bytes_per_row, args.n, stride, row_bytes, kBN, swizzle,
+                      "weight_only_mm", "the weight");
   }
-  if (result != CUDA_SUCCESS) {
-    throw Error(ErrorKind::kBackend, "weight_only_mm: cuTensorMapEncodeTiled failed for the weight (CUresult " +
-                                         std::to_string(static_cast<int>(result)) + ")");
-  }
+  CUtensorMap map{};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const PrepackedShape shape = weight_only_prepacked_shape(args.n, args.k, args.int4);
+  const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>(shape.k_tiles), static_cast<cuuint64_t>(shape.row_blocks)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(addr.row_stride), static_cast<cuuint64_t>(addr.tile_stride),
+                                 static_cast<cuuint64_t>(addr.row_block_stride)};
+  const cuuint32_t box[4] = {row_bytes, 16, 1, kBN / 16};
+  check_tensor_map(tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<uint8_t*>(args.w), dims,
+                                        strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                   "weight_only_mm", "the weight");
   return map;
 }
 
