@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/cuda_buffer.h"
@@ -204,10 +205,17 @@ std::vector<WonlyCase> small_cases() {
 // ragged last block), and 32-row blocks of 8 warps at two per SM at M =
 // 9–16 where that grid is one wave with more warps per SM ((4096, 11008),
 // (8192, 4096) on an H100 or H200), in the table's own dispatch, every
-// variant cycled but the dtype, every output checked.
+// variant cycled but the dtype, every output checked. The depth-2 shapes
+// (the next K tile's weights in flight) on a 132-SM GPU: 32 rows × 8 warps
+// at M ≤ 8 on (8192, 6176) (a partial K tile, 6 full tiles per warp), at
+// M ≤ 4 on (9000, 4128) and split over a cluster on (4096, 11008) (5 or 6
+// tiles per warp: the odd count ends the loop on its first half); 32 rows ×
+// 4 warps at M = 5–8 on (9000, 4128) (ragged last block) and (8704, 224)
+// (one full tile: warps with 1 and 0 tiles, and the partial one).
 TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
-  const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096}};
+  const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096},
+                               {8192, 6176}, {9000, 4128},  {8704, 224}};
   int index = 0;
   for (const auto& s : shapes) {
     for (int64_t m : {1, 5, 8, 9, 16}) {
@@ -656,16 +664,18 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
 // way, in the tiles that mix both and in the partial last K tile (K = 288).
 // fp32 and bf16 parameters, M = 1 and 8 (one token block), 16 (two, the
 // weight prepacked); and M = 64, the same parameters through the 64-token
-// wgmma tile on sm_90 with its split of K over a cluster (4 row tiles).
+// wgmma tile on sm_90 with its split of K over a cluster (4 row tiles). N =
+// 9000 takes the depth-2 decode shapes at M = 1 and 8 on a 132-SM GPU.
 TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
   QGEMM_SKIP_WITHOUT_GPU();
-  const int64_t n = 512, k = 288;
+  const int64_t k = 288;
   const float edge_scales[] = {7.49f, 7.5f, 8.0f, 40.0f, -100.0f, 0.0f, 0x1p-110f, 0x1p-111f, -0x1p-115f};
   const float edge_offsets[] = {0.0f, 0x1p-110f, -0x1p-110f, 0x1p-112f, 0x1p119f, -0x1p120f, 3.0f, -0.25f};
   int64_t bad = 0, edges = 0;
+  const std::pair<int64_t, int64_t> runs[] = {{512, 1}, {512, 8}, {512, 16}, {512, 64}, {9000, 1}, {9000, 8}};
   for (DType params : {DType::kFloat32, DType::kBFloat16}) {
-    for (int64_t m : {1, 8, 16, 64}) {
-      auto rng = make_rng(static_cast<uint64_t>(7000 + m + (params == DType::kBFloat16) * 100));
+    for (const auto& [n, m] : runs) {
+      auto rng = make_rng(static_cast<uint64_t>(7000 + m + n + (params == DType::kBFloat16) * 100));
       WonlyWeights w(n, k, true, 32, true, 0, rng);
       std::uniform_real_distribution<double> expo(-12.0, 2.0), uni(0.5, 1.0);
       for (size_t i = 0; i < w.scales.size(); ++i) {

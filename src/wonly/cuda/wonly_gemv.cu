@@ -33,8 +33,10 @@
 // 1 SHF + 4 PRMT + 4 HFMA2: the accumulators hold 2^-8 of the sums, K tiles
 // whose parameters it cannot take exactly fall back to the form above,
 // `accumulate_tile`). The loop keeps loop-carried pointers (one add each per
-// K tile) and loads the next kDepth tiles into registers before the current
-// tile's math. SASS per weight element (sm_90a, inner loop, bf16, magic
+// K tile). Depth 1 loads the next K tile after this one's math; depth 2 (bf16
+// int4, M = 5–8 and the 32-row M ≤ 4 shape) keeps the next tile's weight
+// chunks and parameters in flight during it and loads each tile's
+// activations when it starts. SASS per weight element (sm_90a, inner loop, bf16, magic
 // form): int4 2.9 (M ≤ 8 and M ≤ 16), int8 3.9–4.5 (budget at 85 % of copy
 // bandwidth: 5.8 int4 / 11.6 int8).
 #include <type_traits>
@@ -107,15 +109,14 @@ __device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(con
   return c;
 }
 
-// Loads the cursor's K tile into f and steps the cursor by kWarps K tiles
-// (w_step bytes; p_step parameters: the groups stepped × the group stride).
-// kChecked: the partial last K tile, whose chunks past K (valid = false)
-// load zeros.
+// Loads the weight chunks, scales and offsets of the cursor's K tile into f
+// and steps those pointers by kWarps K tiles (w_step bytes; p_step
+// parameters: the groups stepped × the group stride). kChecked: the partial
+// last K tile, whose chunks past K (valid = false) load zeros.
 template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int64_t p_step,
-                                          int a_step, bool has_offsets, bool valid,
-                                          TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
-  constexpr int kElems = kInt4 ? 32 : 16;
+__device__ __forceinline__ void load_weights(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step,
+                                             int64_t p_step, bool has_offsets, bool valid,
+                                             TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
 #pragma unroll
   for (int r = 0; r < kTiles; ++r) {
 #pragma unroll
@@ -134,6 +135,14 @@ __device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles
       c.o[r][h] += p_step;
     }
   }
+}
+
+// Loads the activations of the cursor's K tile into f and steps their
+// pointers by a_step elements.
+template <bool kChecked, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void load_activations(Cursor<kParams16, kTokenBlocks, kTiles>& c, int a_step, bool valid,
+                                                 TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
+  constexpr int kElems = kInt4 ? 32 : 16;
 #pragma unroll
   for (int b = 0; b < kTokenBlocks; ++b) {
     const auto* src = reinterpret_cast<const uint4*>(c.a[b]);
@@ -147,6 +156,15 @@ __device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles
     }
     c.a[b] += a_step;
   }
+}
+
+// Both: the whole K tile.
+template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int64_t p_step,
+                                          int a_step, bool has_offsets, bool valid,
+                                          TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
+  load_weights<kChecked, kBf16>(c, w_step, p_step, has_offsets, valid, f);
+  load_activations<kChecked>(c, a_step, valid, f);
 }
 
 // acc[r][b] += ŵ(tile r) · a(token block b) over the lane's chunk; kScaled
@@ -218,11 +236,14 @@ __device__ __forceinline__ void accumulate_tile(const TileFragments<kInt4, kToke
   }
 }
 
-// kTiles m16 weight tiles per block (16·kTiles rows), kDepth K tiles of
-// loads in flight per warp (a rotating register buffer).
+// kTiles m16 weight tiles per block (16·kTiles rows); kDepth 1: one register
+// buffer, the next K tile loaded after this one's math; kDepth 2: the next K
+// tile's weight chunks and parameters loaded before it (two buffers of them),
+// the activations at each tile's start.
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps,
           int kMinBlocks>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(const WeightOnlyArgs args) {
+  static_assert(kDepth == 1 || kDepth == 2, "depth 1 or 2");
   // The next launch is allowed at the end of the block's work, not after
   // this wait: H200, qgemm bench pdl, W4 g128, PDL on, µs start → end:
   // 1×11008×4096 14.69 → 13.16 (a grid of 1.3 waves, whose later blocks
@@ -254,30 +275,38 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
   const int64_t p_step = shift > 5 ? 0 : static_cast<int64_t>((4 * num_warps) >> shift) * args.params_group_stride;
   const int a_step = num_warps * 4 * kElems;
   auto cursor = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
-  TileFragments<kInt4, kTokenBlocks, kTiles> f[kDepth];
-#pragma unroll
-  for (int i = 0; i < kDepth; ++i) {
-    if (i < my_tiles) {
-      load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
-    }
-  }
-  for (int it = 0; it < my_tiles; it += kDepth) {
-#pragma unroll
-    for (int i = 0; i < kDepth; ++i) {
-      if (it + i < my_tiles) {
-        accumulate_tile<kBf16>(f[i], acc);
-        // Refill this buffer with the tile kDepth steps ahead.
-        if (it + i + kDepth < my_tiles) {
-          load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f[i]);
-        }
+  if constexpr (kDepth == 2) {
+    // The next K tile's weight chunks, scales and offsets are in flight
+    // during this tile's math; its activations (L1 / L2 hits, shared by every
+    // warp) are loaded when it starts, so only the streamed part is double
+    // buffered.
+    TileFragments<kInt4, kTokenBlocks, kTiles> f[2];
+    if (my_tiles > 0) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[0]);
+    for (int it = 0; it < my_tiles; it += 2) {
+      load_activations<false>(cursor, a_step, true, f[0]);
+      if (it + 1 < my_tiles) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[1]);
+      accumulate_tile<kBf16>(f[0], acc);
+      if (it + 1 < my_tiles) {
+        load_activations<false>(cursor, a_step, true, f[1]);
+        if (it + 2 < my_tiles) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[0]);
+        accumulate_tile<kBf16>(f[1], acc);
       }
+    }
+  } else {
+    // One buffer: the next K tile is loaded after this tile's math.
+    TileFragments<kInt4, kTokenBlocks, kTiles> f;
+    if (my_tiles > 0) load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f);
+    for (int it = 0; it < my_tiles; ++it) {
+      accumulate_tile<kBf16>(f, acc);
+      if (it + 1 < my_tiles) load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f);
     }
   }
   if (chunks % 4 != 0 && my_warp == full_tiles % num_warps) {
     auto tail = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
     const bool valid = full_tiles * 4 + (lane & 3) < chunks;
-    load_tile<true, kBf16, kParams16>(tail, 0, 0, 0, has_offsets, valid, f[0]);
-    accumulate_tile<kBf16>(f[0], acc);
+    TileFragments<kInt4, kTokenBlocks, kTiles> last;
+    load_tile<true, kBf16, kParams16>(tail, 0, 0, 0, has_offsets, valid, last);
+    accumulate_tile<kBf16>(last, acc);
   }
   if constexpr (kScaledAcc<kBf16, kInt4>) scale_acc<kTiles, kTokenBlocks>(acc, kScaledAccFactor);
 
@@ -374,7 +403,7 @@ void launch_variant(const WeightOnlyArgs& args) {
 // docs/weight_only.md, "Register-count sweep" and "Block shapes tried"):
 //
 // M ≤ 8, int4:
-//   <1, 2, 1, 8>     32 rows, 8 warps, 120 registers (16 warps per SM):
+//   <1, 2, 1, 8>     fp16: 32 rows, 8 warps, 120 registers (16 warps per SM):
 //                    55–60 µs at M = 1 on (28672, 8192), best of 7 shapes.
 //   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
 //                    ≥ kManyRowsWarpsPerSm warps: 72 registers, 28 warps per
@@ -402,6 +431,28 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    each block re-reads M tokens × K, twice as often as
 //                    with 32 rows), nor over more than one wave ((11008,
 //                    4096) 15.2 → 15.9 at M = 1, prepacked).
+//   <1, 2, 2, 8, 2>  bf16, in place of <1, 2, 1, 8>: the same 32 rows × 8
+//                    warps at two per SM (128 registers), with the next K
+//                    tile's weight and parameters in flight during this
+//                    one's math (depth 2). H200 at 7516a92 (scratch build,
+//                    two rounds in one call, bench/results/
+//                    wonly-h200-decode-pipelined-ab.json), W4 g128 µs, plain
+//                    / prepacked group-major: M = 8 (8192, 8192) 21.5 / 18.4
+//                    → 21.0 / 18.0, (4096, 14336) 20.1 / 17.9 → 19.8 / 17.6,
+//                    (28672, 8192) 64.3 / 51.4 → 60.8 / 49.7; M = 1 / 4 on
+//                    (8192, 8192) and (4096, 14336) 1–3 % faster. Not at
+//                    M ≤ 4 where the 16-row shapes run (5–14 % slower).
+//   <1, 2, 2, 4, 4>  bf16, M = 5–8 where the weight has more than two 32-row
+//                    blocks per SM: 32 rows × 4 warps at four per SM (128
+//                    registers), depth 2. Same call, M = 8: (11008, 4096)
+//                    20.0 / 17.3 → 17.9 / 15.6 µs, (28672, 8192) 64.3 / 51.4
+//                    → 61.5 / 47.0, (57344, 8192) 113.0 / 94.3 → 108.0 /
+//                    86.5; on fewer blocks 4–26 % slower than the 8-warp
+//                    shape ((4096, 14336) 19.8 → 27.0).
+//   Depth 2 with the activations double-buffered too (89–97 registers, 5
+//   blocks of 16 rows per SM) and depth 2 of the 16-row M ≤ 4 shape at 6 or
+//   7 blocks per SM (80 / 72 registers, the latter spilling) were slower
+//   everywhere (docs/weight_only.md, "The next K tile in flight").
 // M ≤ 8, int8:
 //   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
 //                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
@@ -526,6 +577,12 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
         launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 4, 7>(args);
       } else if (kBf16 && blocks_32_rows <= 2 * sm_count && args.k <= kShortRowsMaxK) {
         launch_variant<true, kParams16, kInt4, 1, 1, 1, 8, 4>(args);  // kBf16: no fp16 build of it
+      } else if constexpr (kBf16) {  // depth 2: measured on bf16 only
+        if (args.m > 4 && blocks_32_rows > 2 * sm_count) {
+          launch_variant<true, kParams16, kInt4, 1, 2, 2, 4, 4>(args);
+        } else {
+          launch_variant<true, kParams16, kInt4, 1, 2, 2, 8, 2>(args);
+        }
       } else {
         launch_variant<kBf16, kParams16, kInt4, 1, 2, 1, 8>(args);
       }
