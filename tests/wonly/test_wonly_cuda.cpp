@@ -206,12 +206,13 @@ std::vector<WonlyCase> small_cases() {
 // 9–16 where that grid is one wave with more warps per SM ((4096, 11008),
 // (8192, 4096) on an H100 or H200), in the table's own dispatch, every
 // variant cycled but the dtype, every output checked. The depth-2 shapes
-// (the next K tile's weights in flight) on a 132-SM GPU: 32 rows × 8 warps
-// at M ≤ 8 on (8192, 6176) (a partial K tile, 6 full tiles per warp), at
-// M ≤ 4 on (9000, 4128) and split over a cluster on (4096, 11008) (5 or 6
-// tiles per warp: the odd count ends the loop on its first half); 32 rows ×
-// 4 warps at M = 5–8 on (9000, 4128) (ragged last block) and (8704, 224)
-// (one full tile: warps with 1 and 0 tiles, and the partial one).
+// (the next K tile's weights in flight; fp32 parameters) on a 132-SM GPU:
+// 32 rows × 8 warps at M ≤ 8 on (8192, 6176) (a partial K tile, 6 full
+// tiles per warp), at M ≤ 4 on (9000, 4128) and split over a cluster on
+// (4096, 11008) (5 or 6 tiles per warp: the odd count ends the loop on its
+// first half); 32 rows × 4 warps at M = 5–8 on (9000, 4128) (ragged last
+// block) and (8704, 224) (one full tile: warps with 1 and 0 tiles, and the
+// partial one).
 TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096},
@@ -665,7 +666,8 @@ TEST(WeightOnlyCudaDequant, BitIdenticalToCpuScalar) {
 // fp32 and bf16 parameters, M = 1 and 8 (one token block), 16 (two, the
 // weight prepacked); and M = 64, the same parameters through the 64-token
 // wgmma tile on sm_90 with its split of K over a cluster (4 row tiles). N =
-// 9000 takes the depth-2 decode shapes at M = 1 and 8 on a 132-SM GPU.
+// 9000 takes the depth-2 decode shapes at M = 1 and 8 on a 132-SM GPU (with
+// fp32 parameters; bf16 ones keep depth 1).
 TEST(WeightOnlyCudaDequant, ScaledBf16Int4ExactAtItsEdges) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t k = 288;

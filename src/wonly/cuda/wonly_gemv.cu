@@ -33,12 +33,12 @@
 // 1 SHF + 4 PRMT + 4 HFMA2: the accumulators hold 2^-8 of the sums, K tiles
 // whose parameters it cannot take exactly fall back to the form above,
 // `accumulate_tile`). The loop keeps loop-carried pointers (one add each per
-// K tile). Depth 1 loads the next K tile after this one's math; depth 2 (bf16
-// int4, M = 5–8 and the 32-row M ≤ 4 shape) keeps the next tile's weight
-// chunks and parameters in flight during it and loads each tile's
-// activations when it starts. SASS per weight element (sm_90a, inner loop, bf16, magic
-// form): int4 2.9 (M ≤ 8 and M ≤ 16), int8 3.9–4.5 (budget at 85 % of copy
-// bandwidth: 5.8 int4 / 11.6 int8).
+// K tile). Depth 1 loads the next K tile after this one's math; depth 2
+// (bf16 int4 with fp32 parameters, M = 5–8 and the 32-row M ≤ 4 shape) keeps
+// the next tile's weight chunks and parameters in flight during it and loads
+// each tile's activations when it starts. SASS per weight element (sm_90a,
+// inner loop, bf16, magic form): int4 2.9 (M ≤ 8 and M ≤ 16), int8 3.9–4.5
+// (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
 #include <type_traits>
 #include <utility>
 
@@ -403,8 +403,9 @@ void launch_variant(const WeightOnlyArgs& args) {
 // docs/weight_only.md, "Register-count sweep" and "Block shapes tried"):
 //
 // M ≤ 8, int4:
-//   <1, 2, 1, 8>     fp16: 32 rows, 8 warps, 120 registers (16 warps per SM):
-//                    55–60 µs at M = 1 on (28672, 8192), best of 7 shapes.
+//   <1, 2, 1, 8>     fp16, or 16-bit parameters: 32 rows, 8 warps, 120
+//                    registers (16 warps per SM): 55–60 µs at M = 1 on
+//                    (28672, 8192), best of 7 shapes.
 //   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
 //                    ≥ kManyRowsWarpsPerSm warps: 72 registers, 28 warps per
 //                    SM to hide the chain load → dequantize → MMA. M = 1:
@@ -431,8 +432,8 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    each block re-reads M tokens × K, twice as often as
 //                    with 32 rows), nor over more than one wave ((11008,
 //                    4096) 15.2 → 15.9 at M = 1, prepacked).
-//   <1, 2, 2, 8, 2>  bf16, in place of <1, 2, 1, 8>: the same 32 rows × 8
-//                    warps at two per SM (128 registers), with the next K
+//   <1, 2, 2, 8, 2>  bf16 with fp32 parameters, in place of <1, 2, 1, 8>: 32
+//                    rows × 8 warps at two per SM (128 registers), the next K
 //                    tile's weight and parameters in flight during this
 //                    one's math (depth 2). H200 at 7516a92 (scratch build,
 //                    two rounds in one call, bench/results/
@@ -442,17 +443,22 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    (28672, 8192) 64.3 / 51.4 → 60.8 / 49.7; M = 1 / 4 on
 //                    (8192, 8192) and (4096, 14336) 1–3 % faster. Not at
 //                    M ≤ 4 where the 16-row shapes run (5–14 % slower).
-//   <1, 2, 2, 4, 4>  bf16, M = 5–8 where the weight has more than two 32-row
-//                    blocks per SM: 32 rows × 4 warps at four per SM (128
-//                    registers), depth 2. Same call, M = 8: (11008, 4096)
-//                    20.0 / 17.3 → 17.9 / 15.6 µs, (28672, 8192) 64.3 / 51.4
+//   <1, 2, 2, 4, 4>  bf16 with fp32 parameters, M = 5–8 where the weight has
+//                    more than two 32-row blocks per SM: 32 rows × 4 warps
+//                    at four per SM (128 registers), depth 2. Same call,
+//                    M = 8: (11008, 4096) 20.0 / 17.3 → 17.9 / 15.6 µs,
+//                    (28672, 8192) 64.3 / 51.4
 //                    → 61.5 / 47.0, (57344, 8192) 113.0 / 94.3 → 108.0 /
 //                    86.5; on fewer blocks 4–26 % slower than the 8-warp
 //                    shape ((4096, 14336) 19.8 → 27.0).
-//   Depth 2 with the activations double-buffered too (89–97 registers, 5
-//   blocks of 16 rows per SM) and depth 2 of the 16-row M ≤ 4 shape at 6 or
-//   7 blocks per SM (80 / 72 registers, the latter spilling) were slower
-//   everywhere (docs/weight_only.md, "The next K tile in flight").
+//   Both: fp32 parameters only. With 16-bit ones (same call) the 8-warp
+//   shape was 3–6 % slower at M = 1–8 on (4096, 14336) and (8192, 8192)
+//   (prepacked, M = 1: 16.7 / 17.6 µs → 17.6 / 18.2) and the 4-warp one at
+//   M = 8 on (28672, 8192) (prepacked 53.1 → 56.7); not profiled. Depth 2
+//   of the 16-row M ≤ 4 shape (6 or 7 blocks per SM: 80 / 72 registers, the
+//   latter spilling), of the M = 9–16 shapes, and the next tile's row tiles
+//   loaded one by one after their math were slower everywhere
+//   (docs/weight_only.md, "The next K tile in flight").
 // M ≤ 8, int8:
 //   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
 //                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
@@ -577,7 +583,7 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
         launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 4, 7>(args);
       } else if (kBf16 && blocks_32_rows <= 2 * sm_count && args.k <= kShortRowsMaxK) {
         launch_variant<true, kParams16, kInt4, 1, 1, 1, 8, 4>(args);  // kBf16: no fp16 build of it
-      } else if constexpr (kBf16) {  // depth 2: measured on bf16 only
+      } else if constexpr (kBf16 && !kParams16) {  // depth 2: bf16, fp32 parameters (table above)
         if (args.m > 4 && blocks_32_rows > 2 * sm_count) {
           launch_variant<true, kParams16, kInt4, 1, 2, 2, 4, 4>(args);
         } else {
