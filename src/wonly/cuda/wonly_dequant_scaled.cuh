@@ -47,10 +47,12 @@ __device__ __forceinline__ uint32_t prmt_signed(uint32_t a, uint32_t b, uint32_t
 // s_T and o_T zero or at least 2^-110, so q·s_T + o_T, a multiple of 2^-117,
 // is 0 or at least 2^-117 and its 2^-8 a normal bf16 (≥ 2^-126); and
 // |o| < 2^120, so that the unscaled ŵ is finite. NaN and ±inf fail. Real
-// weights are far inside (group scales ~2^-10…2^-3).
+// weights are far inside (group scales ~2^-10…2^-3). Bitwise & and |, not
+// && and ||: the compares then chain into predicates with no branch (the
+// short-circuit form cost the decode loop ~20 SASS instructions per K tile).
 __device__ __forceinline__ bool scaled_dequant_exact(float s, float o) {
   const float as = fabsf(s), ao = fabsf(o);
-  return as < 7.5f && ao < 0x1p120f && (as >= 0x1p-110f || as == 0.0f) && (ao >= 0x1p-110f || ao == 0.0f);
+  return (as < 7.5f) & (ao < 0x1p120f) & ((as >= 0x1p-110f) | (as == 0.0f)) & ((ao >= 0x1p-110f) | (ao == 0.0f));
 }
 
 // (s_T·2^125, s_T·2^125) and (o_T·2^-8, o_T·2^-8): the fp32 products are

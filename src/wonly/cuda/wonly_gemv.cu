@@ -223,7 +223,7 @@ __device__ __forceinline__ void accumulate_tile(const TileFragments<kInt4, kToke
 #pragma unroll
     for (int r = 0; r < kTiles; ++r)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) exact = exact && scaled_dequant_exact(f.scale[r][h], f.offset[r][h]);
+      for (int h = 0; h < 2; ++h) exact &= scaled_dequant_exact(f.scale[r][h], f.offset[r][h]);
     if (__all_sync(0xffffffffu, exact)) {
       mma_tile<kBf16, kInt4, true, kTokenBlocks, kTiles>(f, acc);
     } else {
