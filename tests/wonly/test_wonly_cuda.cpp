@@ -199,7 +199,7 @@ std::vector<WonlyCase> small_cases() {
   return cases;
 }
 
-// The bf16 int4 decode shapes its occupancy rules pick (wonly_gemv.cu):
+// The int4 decode shapes its occupancy rules pick (wonly_gemv.cu), bf16:
 // 16-row blocks of 8 warps at M ≤ 8 where the 32-row blocks are at most one
 // wave and K ≤ 6144 ((4096, 4096), (5000, 4128): a partial K tile and a
 // ragged last block), and 32-row blocks of 8 warps at two per SM at M =
@@ -212,7 +212,7 @@ std::vector<WonlyCase> small_cases() {
 // (4096, 11008) (5 or 6 tiles per warp: the odd count ends the loop on its
 // first half); 32 rows × 4 warps at M = 5–8 on (9000, 4128) (ragged last
 // block) and (8704, 224) (one full tile: warps with 1 and 0 tiles, and the
-// partial one).
+// partial one), the last two also in fp16.
 TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096},
@@ -222,6 +222,17 @@ TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
     for (int64_t m : {1, 5, 8, 9, 16}) {
       WonlyCase c = cycled_case(m, s[0], s[1], true, index++);
       c.dtype = DType::kBFloat16;
+      auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
+      const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+      const DeviceWeights dev(w, c.prepacked);
+      check_case(c, w, dev, {{0, c.n}});
+    }
+  }
+  // fp16 takes the 4-warp depth-2 shape too (M = 5–8, fp32 parameters).
+  for (const int64_t* s : {shapes[5], shapes[6]}) {
+    for (int64_t m : {5, 8}) {
+      WonlyCase c = cycled_case(m, s[0], s[1], true, index++);
+      c.dtype = DType::kFloat16;
       auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
       const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
       const DeviceWeights dev(w, c.prepacked);

@@ -34,11 +34,12 @@
 // whose parameters it cannot take exactly fall back to the form above,
 // `accumulate_tile`). The loop keeps loop-carried pointers (one add each per
 // K tile). Depth 1 loads the next K tile after this one's math; depth 2
-// (bf16 int4 with fp32 parameters, M = 5–8 and the 32-row M ≤ 4 shape) keeps
-// the next tile's weight chunks and parameters in flight during it and loads
-// each tile's activations when it starts. SASS per weight element (sm_90a,
-// inner loop, bf16, magic form): int4 2.9 (M ≤ 8 and M ≤ 16), int8 3.9–4.5
-// (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6 int8).
+// (int4 with fp32 parameters: bf16's 32-row shapes, fp16's at M = 5–8 on
+// tall weights) keeps the next tile's weight chunks and parameters in flight
+// during it and loads each tile's activations when it starts. SASS per
+// weight element (sm_90a, inner loop, bf16, magic form): int4 2.9 (M ≤ 8 and
+// M ≤ 16), int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6
+// int8).
 #include <type_traits>
 #include <utility>
 
@@ -403,9 +404,10 @@ void launch_variant(const WeightOnlyArgs& args) {
 // docs/weight_only.md, "Register-count sweep" and "Block shapes tried"):
 //
 // M ≤ 8, int4:
-//   <1, 2, 1, 8>     fp16, or 16-bit parameters: 32 rows, 8 warps, 120
-//                    registers (16 warps per SM): 55–60 µs at M = 1 on
-//                    (28672, 8192), best of 7 shapes.
+//   <1, 2, 1, 8>     16-bit parameters, or fp16 outside the 4-warp depth-2
+//                    rule below: 32 rows, 8 warps, 120 registers (16 warps
+//                    per SM): 55–60 µs at M = 1 on (28672, 8192), best of 7
+//                    shapes.
 //   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
 //                    ≥ kManyRowsWarpsPerSm warps: 72 registers, 28 warps per
 //                    SM to hide the chain load → dequantize → MMA. M = 1:
@@ -443,14 +445,21 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    (28672, 8192) 64.3 / 51.4 → 60.8 / 49.7; M = 1 / 4 on
 //                    (8192, 8192) and (4096, 14336) 1–3 % faster. Not at
 //                    M ≤ 4 where the 16-row shapes run (5–14 % slower).
-//   <1, 2, 2, 4, 4>  bf16 with fp32 parameters, M = 5–8 where the weight has
-//                    more than two 32-row blocks per SM: 32 rows × 4 warps
-//                    at four per SM (128 registers), depth 2. Same call,
-//                    M = 8: (11008, 4096) 20.0 / 17.3 → 17.9 / 15.6 µs,
-//                    (28672, 8192) 64.3 / 51.4
-//                    → 61.5 / 47.0, (57344, 8192) 113.0 / 94.3 → 108.0 /
-//                    86.5; on fewer blocks 4–26 % slower than the 8-warp
-//                    shape ((4096, 14336) 19.8 → 27.0).
+//   <1, 2, 2, 4, 4>  fp32 parameters (bf16 and fp16), M = 5–8 where the
+//                    weight has more than two 32-row blocks per SM: 32 rows
+//                    × 4 warps at four per SM (128 registers), depth 2.
+//                    Same call, bf16, M = 8: (11008, 4096) 20.0 / 17.3 →
+//                    17.9 / 15.6 µs, (28672, 8192) 64.3 / 51.4 → 61.5 /
+//                    47.0, (57344, 8192) 113.0 / 94.3 → 108.0 / 86.5; on
+//                    fewer blocks 4–26 % slower than the 8-warp shape
+//                    ((4096, 14336) 19.8 → 27.0). fp16 (00f9838 with a
+//                    scratch fp16 bench, bench/results/
+//                    wonly-h200-decode-fp16-depth2-ab.json), M = 5 / 8
+//                    against <1, 2, 1, 8>: (11008, 4096) 21.0 / 21.4 →
+//                    17.8 / 18.2 plain, (57344, 8192) 101.7 / 103.7 →
+//                    95.4 / 96.8 prepacked, (28672, 8192) −1…+4 %; the
+//                    8-warp depth-2 shape was 1–4 % slower than depth 1 for
+//                    fp16, which keeps <1, 2, 1, 8> elsewhere.
 //   Both: fp32 parameters only. With 16-bit ones (same call) the 8-warp
 //   shape was 3–6 % slower at M = 1–8 on (4096, 14336) and (8192, 8192)
 //   (prepacked, M = 1: 16.7 / 17.6 µs → 17.6 / 18.2) and the 4-warp one at
@@ -583,11 +592,13 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
         launch_variant<kBf16, kParams16, kInt4, 1, 1, 1, 4, 7>(args);
       } else if (kBf16 && blocks_32_rows <= 2 * sm_count && args.k <= kShortRowsMaxK) {
         launch_variant<true, kParams16, kInt4, 1, 1, 1, 8, 4>(args);  // kBf16: no fp16 build of it
-      } else if constexpr (kBf16 && !kParams16) {  // depth 2: bf16, fp32 parameters (table above)
+      } else if constexpr (!kParams16) {  // depth 2 with fp32 parameters (table above)
         if (args.m > 4 && blocks_32_rows > 2 * sm_count) {
-          launch_variant<true, kParams16, kInt4, 1, 2, 2, 4, 4>(args);
-        } else {
+          launch_variant<kBf16, kParams16, kInt4, 1, 2, 2, 4, 4>(args);
+        } else if constexpr (kBf16) {
           launch_variant<true, kParams16, kInt4, 1, 2, 2, 8, 2>(args);
+        } else {
+          launch_variant<kBf16, kParams16, kInt4, 1, 2, 1, 8>(args);
         }
       } else {
         launch_variant<kBf16, kParams16, kInt4, 1, 2, 1, 8>(args);
