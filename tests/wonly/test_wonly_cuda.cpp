@@ -218,26 +218,20 @@ TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
   const int64_t shapes[][2] = {{4096, 4096}, {5000, 4128}, {4096, 11008}, {8192, 4096},
                                {8192, 6176}, {9000, 4128},  {8704, 224}};
   int index = 0;
+  const auto check = [&index](int64_t m, const int64_t* shape, DType dtype) {
+    WonlyCase c = cycled_case(m, shape[0], shape[1], true, index++);
+    c.dtype = dtype;
+    auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
+    const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
+    const DeviceWeights dev(w, c.prepacked);
+    check_case(c, w, dev, {{0, c.n}});
+  };
   for (const auto& s : shapes) {
-    for (int64_t m : {1, 5, 8, 9, 16}) {
-      WonlyCase c = cycled_case(m, s[0], s[1], true, index++);
-      c.dtype = DType::kBFloat16;
-      auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
-      const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
-      const DeviceWeights dev(w, c.prepacked);
-      check_case(c, w, dev, {{0, c.n}});
-    }
+    for (int64_t m : {1, 5, 8, 9, 16}) check(m, s, DType::kBFloat16);
   }
   // fp16 takes the 4-warp depth-2 shape too (M = 5–8, fp32 parameters).
   for (const int64_t* s : {shapes[5], shapes[6]}) {
-    for (int64_t m : {5, 8}) {
-      WonlyCase c = cycled_case(m, s[0], s[1], true, index++);
-      c.dtype = DType::kFloat16;
-      auto rng = make_rng(static_cast<uint64_t>(index * 173 + 9));
-      const WonlyWeights w(c.n, c.k, true, c.group(), c.offsets, c.ldw_pad, rng);
-      const DeviceWeights dev(w, c.prepacked);
-      check_case(c, w, dev, {{0, c.n}});
-    }
+    for (int64_t m : {5, 8}) check(m, s, DType::kFloat16);
   }
 }
 
