@@ -443,8 +443,8 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    / prepacked group-major: M = 8 (8192, 8192) 21.5 / 18.4
 //                    → 21.0 / 18.0, (4096, 14336) 20.1 / 17.9 → 19.8 / 17.6,
 //                    (28672, 8192) 64.3 / 51.4 → 60.8 / 49.7; M = 1 / 4 on
-//                    (8192, 8192) and (4096, 14336) 1–3 % faster. Not at
-//                    M ≤ 4 where the 16-row shapes run (5–14 % slower).
+//                    (8192, 8192) and (4096, 14336) 1–5 % faster. Not at
+//                    M ≤ 4 where the 16-row shapes run (4–14 % slower).
 //   <1, 2, 2, 4, 4>  fp32 parameters (bf16 and fp16), M = 5–8 where the
 //                    weight has more than two 32-row blocks per SM: 32 rows
 //                    × 4 warps at four per SM (128 registers), depth 2.
