@@ -4,8 +4,9 @@
 // tests check it without a GPU (test_gemm_dispatch_table.cpp).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
+
+#include "core/cluster_split.h"
 
 namespace qgemm::detail {
 
@@ -16,21 +17,16 @@ constexpr int64_t kDecodeWgmmaMinStages = 8;  // per split: 1 KB of K
 
 constexpr int64_t decode_wgmma_tiles(int64_t n) { return (n + kDecodeWgmmaRows - 1) / kDecodeWgmmaRows; }
 
-// K split over a cluster: doubled (up to `max_cluster`, at most 8) while the
-// CTAs stay at most one per SM and every split keeps kDecodeWgmmaMinStages
-// stages. H200, fp8 M = 1 and 16, against one split of 80 KB CTAs at two
-// per SM forced in the same process: 4096×4096 (64 tiles) 14.7 → 11.2 µs at
-// two splits, 4096×14336 26.7 → 21.5 (bench/results/gemm-h200-decode-wgmma-
-// prototype.txt, the prototype's four-way split against this rule).
+// K split over a cluster (doubled_cluster_split): doubled (up to
+// `max_cluster`, at most 8) while the CTAs stay at most one per SM and every
+// split keeps kDecodeWgmmaMinStages stages. H200, fp8 M = 1 and 16, against
+// one split of 80 KB CTAs at two per SM forced in the same process:
+// 4096×4096 (64 tiles) 14.7 → 11.2 µs at two splits, 4096×14336 26.7 → 21.5
+// (bench/results/gemm-h200-decode-wgmma-prototype.txt, the prototype's
+// four-way split against this rule).
 constexpr int decode_wgmma_splits(int64_t n, int64_t k, int sm_count, int max_cluster) {
-  const int64_t tiles = decode_wgmma_tiles(n);
   const int64_t stages = (k + kDecodeWgmmaStageK - 1) / kDecodeWgmmaStageK;
-  int splits = 1;
-  while (splits * 2 <= std::min(max_cluster, 8) && tiles * splits * 2 <= sm_count &&
-         stages >= kDecodeWgmmaMinStages * splits * 2) {
-    splits *= 2;
-  }
-  return splits;
+  return doubled_cluster_split(max_cluster, decode_wgmma_tiles(n), stages, kDecodeWgmmaMinStages, sm_count);
 }
 
 // Where the dispatch table runs it (fp8, M = 9–16): from nine tenths of a

@@ -201,7 +201,7 @@ bool sm90_decode_wgmma(const ScaledMmArgs& args, int sm_count) {
                                             kRows, CU_TENSOR_MAP_SWIZZLE_128B, "scaled_mm", "the weight");
   const CUtensorMap token_map = tma_map_2d(CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, args.k, args.m, args.lda, kStageK,
                                            kTokens, CU_TENSOR_MAP_SWIZZLE_128B, "scaled_mm", "the tokens");
-  const auto tiles = static_cast<unsigned>((args.n + kRows - 1) / kRows);
+  const auto tiles = static_cast<unsigned>(decode_wgmma_tiles(args.n));
   launch_pdl_kernel_in_clusters(kernel, dim3(tiles, 1, static_cast<unsigned>(splits)), dim3(kThreads), kSmemBytes,
                                 as_cuda_stream(args.stream), args.device.index, splits, args, weight_map, token_map);
   return true;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/cluster_split.h"
 #include "core/cuda_kernel_info.h"
 
 namespace qgemm::detail::wonly {
@@ -19,12 +20,7 @@ namespace qgemm::detail::wonly {
 inline int doubled_split(const KernelInfo& info, int64_t ctas, int64_t k_units, int64_t min_units,
                          int64_t cta_cap) {
   if (info.arch < 90) return 1;
-  int splits = 1;
-  while (splits * 2 <= std::min(info.max_cluster, 8) && ctas * splits * 2 <= cta_cap &&
-         k_units >= min_units * splits * 2) {
-    splits *= 2;
-  }
-  return splits;
+  return doubled_cluster_split(info.max_cluster, ctas, k_units, min_units, cta_cap);
 }
 
 // The decode and mma.sync kernels' split: doubled while the grid fills at
