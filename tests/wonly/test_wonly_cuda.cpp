@@ -828,6 +828,17 @@ TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
   expect_refused_before_launch((int64_t{1} << 31) + 64, 32, 128, {"M=2147483712", "32-bit token coordinate"});
 }
 
+// The decode kernel (M ≤ 32) adds 32-bit byte offsets to the arguments'
+// pointers: a weight of more than 4 GiB, or scales whose group-major stride
+// puts the last group past 4 GiB, is refused before anything is launched.
+TEST(WeightOnlyCudaValidation, DecodeKernelOffsetLimit) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  const int64_t n = (int64_t{1} << 25) + 32;  // int4 rows of 128 bytes: 4 GiB + 4 KiB
+  expect_refused_before_launch(1, n, 256, {"decode kernel", "w through 32-bit offsets", "4294971392 bytes"});
+  expect_refused_before_launch(16, 32, 256, {"decode kernel", "scales and offsets", "8589934720 bytes"},
+                               int64_t{1} << 31);
+}
+
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
 // launches), the wgmma kernel for M ≤ 32 on a tall weight (M = 20, N = 8192,
 // on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8

@@ -32,16 +32,17 @@
 // int4 takes the scaled form of wonly_dequant_scaled.cuh instead (2 LOP3 +
 // 1 SHF + 4 PRMT + 4 HFMA2: the accumulators hold 2^-8 of the sums, K tiles
 // whose parameters it cannot take exactly fall back to the form above,
-// `accumulate_tile`). The loop keeps loop-carried pointers (one add each per
-// K tile). Depth 1 loads the next K tile after this one's math; depth 2
+// `accumulate_tile`). Loads address the arguments' pointers plus 32-bit
+// offsets (Cursor). Depth 1 loads the next K tile after this one's math; depth 2
 // (int4 with fp32 parameters: bf16's 32-row shapes, fp16's at M = 5–8 on
 // tall weights) keeps the next tile's weight chunks and parameters in flight
 // during it and loads each tile's activations when it starts. SASS per
 // weight element (sm_90a, inner loop, bf16, magic form): int4 2.9 (M ≤ 8 and
 // M ≤ 16), int8 3.9–4.5 (budget at 85 % of copy bandwidth: 5.8 int4 / 11.6
 // int8).
+#include <algorithm>
+#include <string>
 #include <type_traits>
-#include <utility>
 
 #include "core/cuda_check.h"
 #include "core/cuda_device_info.h"
@@ -67,86 +68,111 @@ __device__ __forceinline__ uint4 load_stream(const uint8_t* p) {
   return __ldcs(reinterpret_cast<const uint4*>(p));  // read once: evict first
 }
 
-// A lane's load cursor: pointers to its part of one K tile — chunk t of rows
-// g and g+8 of each m16 tile, their scale and offset, and the activations of
+// A lane's load cursor: where its part of one K tile is — chunk t of rows g
+// and g+8 of each m16 tile, their scale and offset, and the activations of
 // token g of each n8 block (tokens ≥ M read token 0: their MMA columns are
-// never stored). The cursor is loop-carried and steps kWarps K tiles at a
-// time, so the loop does no index arithmetic beyond one add per pointer.
-template <bool kParams16, int kTokenBlocks, int kTiles>
+// never stored) — as 32-bit byte offsets from the arguments' pointers: the
+// lane's rows (fixed) plus the K tile's (one add per K step, shared by every
+// row). ptxas adds pointer (a kernel-parameter constant) + row + K tile in
+// one IADD3 + IADD3.X per load. A 64-bit pointer per row instead, stepped
+// each K tile, cost two registers and two adds per row and, the adds
+// splitting each pointer's halves, a pair copy before every load
+// (check_gemv_offsets bounds the offsets; docs/weight_only.md, "32-bit load
+// offsets").
+template <int kTokenBlocks, int kTiles>
 struct Cursor {
-  using Param = std::conditional_t<kParams16, uint16_t, float>;  // fp32 or 16-bit parameters
-  const uint8_t* w[kTiles][2];
-  const Param* s[kTiles][2];
-  const Param* o[kTiles][2];
-  const uint16_t* a[kTokenBlocks];
+  uint32_t w_row[kTiles][2];                    // the lane's rows (clamped to N - 1) in w
+  uint32_t s_row[kTiles][2], o_row[kTiles][2];  // their group-0 scale and offset
+  uint32_t a_row[kTokenBlocks];                 // the lane's tokens in a
+  uint32_t w_k, p_k, a_k;                       // the K tile's chunk, group and activations
 };
+
+// Keeps each offset in a register: an empty asm makes it opaque, so ptxas
+// cannot recompute it in the loop from the thread index and the arguments
+// (it did, in every K step: ~30 more instructions per K tile at M = 1).
+__device__ __forceinline__ uint32_t pinned(uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
+template <bool kParams16>
+using Param = std::conditional_t<kParams16, uint16_t, float>;  // fp32 or 16-bit parameters
 
 // The cursor at K tile `tile`.
 template <bool kInt4, bool kParams16, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ Cursor<kParams16, kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args,
-                                                                  int64_t row_base, int lane, int tile) {
+__device__ __forceinline__ Cursor<kTokenBlocks, kTiles> cursor_at(const WeightOnlyArgs& args, int64_t row_base,
+                                                                  int lane, int tile) {
   constexpr int kElems = kInt4 ? 32 : 16;
+  constexpr int64_t kParamBytes = sizeof(Param<kParams16>);
   const int g = lane >> 2, t = lane & 3;
   const int chunk = tile * 4 + t;
   const int group = chunk >> chunk_group_shift<kInt4>(args);
-  Cursor<kParams16, kTokenBlocks, kTiles> c;
+  Cursor<kTokenBlocks, kTiles> c;
 #pragma unroll
   for (int r = 0; r < kTiles; ++r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = min(row_base + r * 16 + h * 8 + g, args.n - 1);
-      c.w[r][h] = args.w + args.w_addr.chunk_offset(row, chunk);
-      using Param = typename Cursor<kParams16, kTokenBlocks, kTiles>::Param;
-      const int64_t at_group = group * args.params_group_stride;
-      c.s[r][h] = static_cast<const Param*>(args.scales) + row * args.ld_scales + at_group;
-      c.o[r][h] = args.offsets ? static_cast<const Param*>(args.offsets) + row * args.ld_offsets + at_group : c.s[r][h];
+      c.w_row[r][h] = pinned(static_cast<uint32_t>(args.w_addr.chunk_offset(row, 0)));
+      c.s_row[r][h] = pinned(static_cast<uint32_t>(row * args.ld_scales * kParamBytes));
+      c.o_row[r][h] = pinned(static_cast<uint32_t>(row * args.ld_offsets * kParamBytes));
     }
   }
 #pragma unroll
   for (int b = 0; b < kTokenBlocks; ++b) {
     const int64_t token = b * 8 + g < args.m ? b * 8 + g : 0;
-    c.a[b] = static_cast<const uint16_t*>(args.a) + token * args.lda + static_cast<int64_t>(chunk) * kElems;
+    c.a_row[b] = pinned(static_cast<uint32_t>(token * args.lda * 2));
   }
+  c.w_k = pinned(static_cast<uint32_t>(args.w_addr.chunk_offset(0, chunk)));
+  c.p_k = pinned(static_cast<uint32_t>(group * args.params_group_stride * kParamBytes));
+  c.a_k = pinned(static_cast<uint32_t>(chunk * kElems * 2));
   return c;
 }
 
+// The parameter row + k bytes into `params`.
+template <bool kBf16, bool kParams16>
+__device__ __forceinline__ float load_param_at(const void* params, uint32_t row, uint32_t k) {
+  return load_param<kBf16>(reinterpret_cast<const Param<kParams16>*>(static_cast<const uint8_t*>(params) + row + k));
+}
+
 // Loads the weight chunks, scales and offsets of the cursor's K tile into f
-// and steps those pointers by kWarps K tiles (w_step bytes; p_step
-// parameters: the groups stepped × the group stride). kChecked: the partial
-// last K tile, whose chunks past K (valid = false) load zeros.
+// and steps the cursor's weight and parameter offsets by kWarps K tiles
+// (w_step and p_step bytes: the groups stepped × the group stride).
+// kChecked: the partial last K tile, whose chunks past K (valid = false)
+// load zeros.
 template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_weights(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step,
-                                             int64_t p_step, bool has_offsets, bool valid,
+__device__ __forceinline__ void load_weights(const WeightOnlyArgs& args, Cursor<kTokenBlocks, kTiles>& c,
+                                             uint32_t w_step, uint32_t p_step, bool has_offsets, bool valid,
                                              TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
 #pragma unroll
   for (int r = 0; r < kTiles; ++r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (!kChecked || valid) {
-        f.weight[r][h] = load_stream(c.w[r][h]);
-        f.scale[r][h] = load_param<kBf16>(c.s[r][h]);
-        f.offset[r][h] = has_offsets ? load_param<kBf16>(c.o[r][h]) : 0.0f;
+        f.weight[r][h] = load_stream(args.w + c.w_row[r][h] + c.w_k);
+        f.scale[r][h] = load_param_at<kBf16, kParams16>(args.scales, c.s_row[r][h], c.p_k);
+        f.offset[r][h] = has_offsets ? load_param_at<kBf16, kParams16>(args.offsets, c.o_row[r][h], c.p_k) : 0.0f;
       } else {
         f.weight[r][h] = make_uint4(0, 0, 0, 0);
         f.scale[r][h] = 0.0f;
         f.offset[r][h] = 0.0f;
       }
-      c.w[r][h] += w_step;
-      c.s[r][h] += p_step;
-      c.o[r][h] += p_step;
     }
   }
+  c.w_k += w_step;
+  c.p_k += p_step;
 }
 
 // Loads the activations of the cursor's K tile into f and steps their
-// pointers by a_step elements.
-template <bool kChecked, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_activations(Cursor<kParams16, kTokenBlocks, kTiles>& c, int a_step, bool valid,
+// offset by a_step bytes.
+template <bool kChecked, bool kInt4, int kTokenBlocks, int kTiles>
+__device__ __forceinline__ void load_activations(const WeightOnlyArgs& args, Cursor<kTokenBlocks, kTiles>& c,
+                                                 uint32_t a_step, bool valid,
                                                  TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
   constexpr int kElems = kInt4 ? 32 : 16;
 #pragma unroll
   for (int b = 0; b < kTokenBlocks; ++b) {
-    const auto* src = reinterpret_cast<const uint4*>(c.a[b]);
+    const auto* src = reinterpret_cast<const uint4*>(static_cast<const uint8_t*>(args.a) + c.a_row[b] + c.a_k);
 #pragma unroll
     for (int v = 0; v < kElems / 8; ++v) {
       const uint4 x = (!kChecked || valid) ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
@@ -155,17 +181,17 @@ __device__ __forceinline__ void load_activations(Cursor<kParams16, kTokenBlocks,
       f.act[b][4 * v + 2] = x.z;
       f.act[b][4 * v + 3] = x.w;
     }
-    c.a[b] += a_step;
   }
+  c.a_k += a_step;
 }
 
 // Both: the whole K tile.
 template <bool kChecked, bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles>
-__device__ __forceinline__ void load_tile(Cursor<kParams16, kTokenBlocks, kTiles>& c, int64_t w_step, int64_t p_step,
-                                          int a_step, bool has_offsets, bool valid,
-                                          TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
-  load_weights<kChecked, kBf16>(c, w_step, p_step, has_offsets, valid, f);
-  load_activations<kChecked>(c, a_step, valid, f);
+__device__ __forceinline__ void load_tile(const WeightOnlyArgs& args, Cursor<kTokenBlocks, kTiles>& c,
+                                          uint32_t w_step, uint32_t p_step, uint32_t a_step, bool has_offsets,
+                                          bool valid, TileFragments<kInt4, kTokenBlocks, kTiles>& f) {
+  load_weights<kChecked, kBf16, kParams16>(args, c, w_step, p_step, has_offsets, valid, f);
+  load_activations<kChecked>(args, c, a_step, valid, f);
 }
 
 // acc[r][b] += ŵ(tile r) · a(token block b) over the lane's chunk; kScaled
@@ -270,11 +296,15 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
 
   float acc[kTiles][kTokenBlocks][4] = {};
   const bool has_offsets = args.offsets != nullptr;
-  const int64_t w_step = num_warps * args.w_addr.tile_stride;
+  // The cursor's steps, in bytes: num_warps K tiles of weight; num_warps·4
+  // chunks, in groups, times the group stride (wonly_args.h: 1 row-major,
+  // ≥ N group-major); num_warps·4 chunks of activations. Pinned, like the
+  // cursor: ptxas would otherwise recompute each product in every K step.
   const int shift = chunk_group_shift<kInt4>(args);
-  // num_warps·4 chunks, in groups, times the group stride (wonly_args.h: 1 row-major, ≥ N group-major).
-  const int64_t p_step = shift > 5 ? 0 : static_cast<int64_t>((4 * num_warps) >> shift) * args.params_group_stride;
-  const int a_step = num_warps * 4 * kElems;
+  const uint32_t w_step = pinned(static_cast<uint32_t>(num_warps * args.w_addr.tile_stride));
+  const uint32_t p_step = pinned(static_cast<uint32_t>(
+      shift > 5 ? 0 : ((4 * num_warps) >> shift) * args.params_group_stride * sizeof(Param<kParams16>)));
+  const uint32_t a_step = pinned(static_cast<uint32_t>(num_warps * 4 * kElems * 2));
   auto cursor = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, my_warp);
   if constexpr (kDepth == 2) {
     // The next K tile's weight chunks, scales and offsets are in flight
@@ -282,31 +312,39 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wonly_gemv_kernel(con
     // warp) are loaded when it starts, so only the streamed part is double
     // buffered.
     TileFragments<kInt4, kTokenBlocks, kTiles> f[2];
-    if (my_tiles > 0) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[0]);
+    if (my_tiles > 0) load_weights<false, kBf16, kParams16>(args, cursor, w_step, p_step, has_offsets, true, f[0]);
     for (int it = 0; it < my_tiles; it += 2) {
-      load_activations<false>(cursor, a_step, true, f[0]);
-      if (it + 1 < my_tiles) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[1]);
+      load_activations<false>(args, cursor, a_step, true, f[0]);
+      if (it + 1 < my_tiles) {
+        load_weights<false, kBf16, kParams16>(args, cursor, w_step, p_step, has_offsets, true, f[1]);
+      }
       accumulate_tile<kBf16>(f[0], acc);
       if (it + 1 < my_tiles) {
-        load_activations<false>(cursor, a_step, true, f[1]);
-        if (it + 2 < my_tiles) load_weights<false, kBf16>(cursor, w_step, p_step, has_offsets, true, f[0]);
+        load_activations<false>(args, cursor, a_step, true, f[1]);
+        if (it + 2 < my_tiles) {
+          load_weights<false, kBf16, kParams16>(args, cursor, w_step, p_step, has_offsets, true, f[0]);
+        }
         accumulate_tile<kBf16>(f[1], acc);
       }
     }
   } else {
     // One buffer: the next K tile is loaded after this tile's math.
     TileFragments<kInt4, kTokenBlocks, kTiles> f;
-    if (my_tiles > 0) load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f);
+    if (my_tiles > 0) {
+      load_tile<false, kBf16, kParams16>(args, cursor, w_step, p_step, a_step, has_offsets, true, f);
+    }
     for (int it = 0; it < my_tiles; ++it) {
       accumulate_tile<kBf16>(f, acc);
-      if (it + 1 < my_tiles) load_tile<false, kBf16, kParams16>(cursor, w_step, p_step, a_step, has_offsets, true, f);
+      if (it + 1 < my_tiles) {
+        load_tile<false, kBf16, kParams16>(args, cursor, w_step, p_step, a_step, has_offsets, true, f);
+      }
     }
   }
   if (chunks % 4 != 0 && my_warp == full_tiles % num_warps) {
     auto tail = cursor_at<kInt4, kParams16, kTokenBlocks, kTiles>(args, row_base, lane, full_tiles);
     const bool valid = full_tiles * 4 + (lane & 3) < chunks;
     TileFragments<kInt4, kTokenBlocks, kTiles> last;
-    load_tile<true, kBf16, kParams16>(tail, 0, 0, 0, has_offsets, valid, last);
+    load_tile<true, kBf16, kParams16>(args, tail, 0, 0, 0, has_offsets, valid, last);
     accumulate_tile<kBf16>(last, acc);
   }
   if constexpr (kScaledAcc<kBf16, kInt4>) scale_acc<kTiles, kTokenBlocks>(acc, kScaledAccFactor);
@@ -405,12 +443,14 @@ void launch_variant(const WeightOnlyArgs& args) {
 //
 // M ≤ 8, int4:
 //   <1, 2, 1, 8>     16-bit parameters, or fp16 outside the 4-warp depth-2
-//                    rule below: 32 rows, 8 warps, 120 registers (16 warps
-//                    per SM): 55–60 µs at M = 1 on (28672, 8192), best of 7
+//                    rule below: 32 rows, 8 warps, 112–117 registers (16
+//                    warps per SM; 120 before the 32-bit offsets): 55–60 µs at M = 1 on (28672, 8192), best of 7
 //                    shapes.
 //   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
-//                    ≥ kManyRowsWarpsPerSm warps: 72 registers, 28 warps per
-//                    SM to hide the chain load → dequantize → MMA. M = 1:
+//                    ≥ kManyRowsWarpsPerSm warps: 64 registers, 32 warps per
+//                    SM (72 and 28 before the 32-bit offsets, when these
+//                    times were taken) to hide the chain load → dequantize →
+//                    MMA. M = 1:
 //                    (28672, 8192) 60.0 → 53.8 µs, (57344, 8192) 108.8 →
 //                    99.7, (11008, 4096) 18.8 → 16.3; M = 4 2–12 % faster.
 //                    Not at M = 8 (up to 8 % slower: every block re-reads 8
@@ -467,7 +507,11 @@ void launch_variant(const WeightOnlyArgs& args) {
 //   of the 16-row M ≤ 4 shape (6 or 7 blocks per SM: 80 / 72 registers, the
 //   latter spilling), of the M = 9–16 shapes, and the next tile's row tiles
 //   loaded one by one after their math were slower everywhere
-//   (docs/weight_only.md, "The next K tile in flight").
+//   (docs/weight_only.md, "The next K tile in flight"); with the 32-bit
+//   offsets the 16-row shape at depth 2 fits 7 blocks per SM (72 registers,
+//   8 bytes spilled) and was still up to 7 % slower than at depth 1 (8
+//   blocks), but for the plain layout on (28672, 8192) (M = 1 / 4 2.5 / 4 %
+//   faster; bench/results/wonly-h200-offsets32-ab2-try-depth2-16row-*.json).
 // M ≤ 8, int8:
 //   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
 //                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
@@ -479,7 +523,8 @@ void launch_variant(const WeightOnlyArgs& args) {
 //   <2, 2, 1, 8, 2>  bf16, N ≤ 96·SMs: 32 rows × 8 warps, 128 registers,
 //                    two blocks per SM, where its grid (after its split of
 //                    K) is one wave with more resident warps per SM than
-//                    the shape below would have (warps_per_sm). H200 at
+//                    the shape below would have, or as many and no more
+//                    work on its busiest SM (grid_load). H200 at
 //                    b544481 (scratch build, two rounds in one call,
 //                    bench/results/wonly-h200-decode-shapes-m9-16.json),
 //                    W4 g128 plain, M = 9 / 16, µs: (8192, 8192) 28.5 /
@@ -493,10 +538,16 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    with twice the warps (cbc573d, M = 16: (4096, 4096)
 //                    13.7 → 11.4 µs, (4096, 11008) 30.2 → 21.0).
 //   <2, 2, 1, 4, 3>  one wave of 3 per SM (N ≤ 96·SMs): 144 registers, 12
-//                    warps per SM. M = 9–16: (11008, 4096) 24.2–24.8 →
+//                    warps per SM when measured (127–128 and four blocks,
+//                    16 warps, since the 32-bit offsets). M = 9–16: (11008, 4096) 24.2–24.8 →
 //                    20.8–21.8 µs, (8192, 8192) 30.2–31.0 → 28.4–28.7,
 //                    (6144, 4096) 19.9 → 15.7.
-//   <2, 4, 1, 4>     more: 64 rows, 232 registers (8 warps per SM), half the
+//   <2, 4, 1, 4>     more: 64 rows, 208–217 registers (8 warps per SM;
+//                    232 before the 32-bit offsets; at 3 blocks per SM, 168
+//                    registers and ~44 bytes spilled, it was 12–19 % slower
+//                    on (28672, 8192) and (14336, 4096) and 3–6 % faster on
+//                    (57344, 8192): bench/results/
+//                    wonly-h200-offsets32-ab2-try-64row-3blocks-*.json), half the
 //                    activation re-reads from L2 of 32-row blocks: 71–77 µs
 //                    on (28672, 8192), where <2, 2, 1, 4, 3> takes 80–82.
 // M ≤ 16, int8, whichever fills its last wave of blocks better (both
@@ -549,26 +600,43 @@ bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
   return unsplit && wave_fill(short_.blocks, short_.resident) > wave_fill(tall.blocks, tall.resident);
 }
 
-// A shape's resident warps per SM, averaged over the waves of its grid
-// (after its split of K), and whether that grid is one wave.
+// How a shape's grid (after its split of K) loads the SMs: its resident
+// warps per SM, averaged over its waves; whether it is one wave; and the
+// work of the busiest SM, in blocks' worth of whole-K work (CTAs on that SM
+// / splits), which is what an uneven grid waits for.
+struct GridLoad {
+  double warps_per_sm;
+  bool one_wave;
+  double busiest_sm;
+};
 template <bool kBf16, bool kParams16, bool kInt4, int kTokenBlocks, int kTiles, int kDepth, int kWarps, int kMinBlocks>
-std::pair<double, bool> warps_per_sm(const WeightOnlyArgs& args, int64_t sm_count) {
+GridLoad grid_load(const WeightOnlyArgs& args, int64_t sm_count) {
   const GemvGrid grid = gemv_grid<kBf16, kParams16, kInt4, kTokenBlocks, kTiles, kDepth, kWarps, kMinBlocks>(args);
   const int64_t ctas = grid.blocks * grid.splits;
   const int64_t waves = (ctas + grid.resident - 1) / grid.resident;
-  return {static_cast<double>(ctas * kWarps) / static_cast<double>(sm_count * waves), waves == 1};
+  const int64_t busiest = (ctas + sm_count - 1) / sm_count;
+  return {static_cast<double>(ctas * kWarps) / static_cast<double>(sm_count * waves), waves == 1,
+          static_cast<double>(busiest) / grid.splits};
 }
 
 // bf16 int4, M = 9–16, where the table's shape is one of 32 rows (<2, 2,
 // 1, 8> at one block per SM, or <2, 2, 1, 4, 3>): <2, 2, 1, 8, 2> (32 rows
 // × 8 warps at 128 registers, two blocks per SM; the fp16 build would
-// spill) where its grid is one wave with more warps per SM.
+// spill) where its grid is one wave with more warps per SM, or as many and
+// no more work on its busiest SM. The tie, on the H200 once the 32-bit
+// offsets fit <2, 2, 1, 4, 3> four to an SM (so that it splits K where it
+// did not; bench/results/wonly-h200-offsets32-*.json), M = 9 / 16, both shapes 15.5 (8192, 8192) or 9.7 (5120, 5120)
+// warps per SM: on (8192, 8192) the wide shape's 256 unsplit blocks (2 on
+// the busiest SM) were 2–4 % faster than the table's 512 half-K CTAs (4,
+// i.e. 2 blocks' work); on (5120, 5120) its 160 blocks (2) 2–5 % slower than
+// 320 half-K CTAs (3, i.e. 1.5).
 template <bool kBf16, bool kParams16>
 bool int4_two_wide_blocks_fill_more(const WeightOnlyArgs& args, int64_t sm_count, bool one_per_sm) {
-  const auto [wide, one_wave] = warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 8, 2>(args, sm_count);
-  const double table = one_per_sm ? warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 8, 1>(args, sm_count).first
-                                  : warps_per_sm<kBf16, kParams16, true, 2, 2, 1, 4, 3>(args, sm_count).first;
-  return one_wave && wide > table;
+  const GridLoad wide = grid_load<kBf16, kParams16, true, 2, 2, 1, 8, 2>(args, sm_count);
+  const GridLoad table = one_per_sm ? grid_load<kBf16, kParams16, true, 2, 2, 1, 8, 1>(args, sm_count)
+                                    : grid_load<kBf16, kParams16, true, 2, 2, 1, 4, 3>(args, sm_count);
+  return wide.one_wave && (wide.warps_per_sm > table.warps_per_sm ||
+                           (wide.warps_per_sm == table.warps_per_sm && wide.busiest_sm <= table.busiest_sm));
 }
 
 template <bool kBf16, bool kParams16, bool kInt4>
@@ -636,7 +704,36 @@ void launch_params(const WeightOnlyArgs& args, int token_blocks) {
 
 }  // namespace
 
+// The cursor's 32-bit byte offsets (Cursor above) must hold the last byte
+// each load reads from the arguments' pointers: weights up to 4 GiB, and the
+// like for the parameters and the activations. Larger calls are refused
+// before anything is launched.
+namespace {
+void check_gemv_offsets(const WeightOnlyArgs& args) {
+  constexpr int64_t kLimit = int64_t{1} << 32;
+  const int64_t param_bytes = args.params16 ? 2 : 4;
+  const int64_t groups = args.k / args.group_size;
+  const int64_t ld_params = std::max(args.ld_scales, args.offsets ? args.ld_offsets : 0);
+  const struct {
+    const char* what;
+    int64_t bytes;
+  } spans[] = {
+      {"w", args.w_addr.chunk_offset(args.n - 1, args.chunks_per_row() - 1) + 16},
+      {"scales and offsets", ((args.n - 1) * ld_params + (groups - 1) * args.params_group_stride + 1) * param_bytes},
+      {"a", ((args.m - 1) * args.lda + args.k) * 2},
+  };
+  for (const auto& span : spans) {
+    if (span.bytes > kLimit) {
+      throw Error(ErrorKind::kValue, std::string("weight_only_mm: the decode kernel (M <= 32) reads ") + span.what +
+                                         " through 32-bit offsets, up to 4 GiB; this call spans " +
+                                         std::to_string(span.bytes) + " bytes of it");
+    }
+  }
+}
+}  // namespace
+
 void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks) {
+  check_gemv_offsets(args);
   const bool bf16 = args.dtype == DType::kBFloat16;
   if (bf16 && args.int4) launch_params<true, true>(args, token_blocks);
   else if (bf16) launch_params<true, false>(args, token_blocks);
