@@ -39,7 +39,10 @@
 // H100: docs/weight_only.md, "Group-major scales and offsets"); offsets in
 // the dtype, the layout and the group stride of scales; bias [N] of dtype T.
 // All tensors on one device; CUDA work is enqueued on `stream` and the call
-// returns without synchronizing.
+// returns without synchronizing. On the GPU, M <= 32 runs the decode kernel,
+// which reads w, the scales / offsets and a through 32-bit byte offsets: a
+// call where one of them spans more than 4 GiB is refused (kValue); larger
+// M has its own limits (K <= 2^30, a group stride below 2^31).
 #pragma once
 
 #include <cstdint>
