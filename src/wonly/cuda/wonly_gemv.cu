@@ -539,9 +539,20 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    13.7 → 11.4 µs, (4096, 11008) 30.2 → 21.0).
 //   <2, 2, 1, 4, 3>  one wave of 3 per SM (N ≤ 96·SMs): 144 registers, 12
 //                    warps per SM when measured (127–128 and four blocks,
-//                    16 warps, since the 32-bit offsets). M = 9–16: (11008, 4096) 24.2–24.8 →
-//                    20.8–21.8 µs, (8192, 8192) 30.2–31.0 → 28.4–28.7,
-//                    (6144, 4096) 19.9 → 15.7.
+//                    16 warps, since the 32-bit offsets). M = 9–16:
+//                    (11008, 4096) 24.2–24.8 → 20.8–21.8 µs, (8192, 8192)
+//                    30.2–31.0 → 28.4–28.7, (6144, 4096) 19.9 → 15.7.
+//                    Also at any N for bf16 with group-major fp32
+//                    parameters, against the 64-row shape below: H200 at
+//                    415fd47 (scratch build, two rounds in one call,
+//                    bench/results/wonly-h200-m16-shapes-ab-*.json), W4
+//                    g128 prepacked group-major, M = 9 / 16 µs: (28672,
+//                    8192) 61.0 / 61.8 → 52.1 / 55.4, (57344, 8192) 114.2
+//                    / 116.5 → 95.2 / 100.4, (16384, 4096) 20.9 / 21.0 →
+//                    19.8 / 20.6; plain group-major 3–14 % faster. Not
+//                    with row-major parameters: 5–8 % faster at M = 9–12
+//                    on (57344, 8192), up to 6 % slower at M = 16 on
+//                    (14336, 4096), (16384, 4096) and (28672, 8192).
 //   <2, 4, 1, 4>     more: 64 rows, 208–217 registers (8 warps per SM;
 //                    232 before the 32-bit offsets; at 3 blocks per SM, 168
 //                    registers and ~44 bytes spilled, it was 12–19 % slower
