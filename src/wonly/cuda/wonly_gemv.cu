@@ -691,8 +691,8 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<true, kParams16, kInt4, 2, 2, 1, 8, 2>(args);  // kBf16: no fp16 build of it
     } else if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
-    } else if (blocks_32_rows <= 3 * sm_count) {
-      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);
+    } else if (blocks_32_rows <= 3 * sm_count || (kBf16 && !kParams16 && args.params_group_stride != 1)) {
+      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);  // group-major fp32 parameters: any N
     } else {
       launch_variant<kBf16, kParams16, kInt4, 2, 4, 1, 4>(args);
     }
