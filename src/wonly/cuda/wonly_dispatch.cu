@@ -62,8 +62,9 @@ constexpr WonlyConfig kConfigs[] = {
                               "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
-                              "64-row blocks would leave thin; int8 32- or 16-row blocks by the fill of "
-                              "their last wave (block shapes: `launch` in wonly_gemv.cu)"},
+                              "64-row blocks would leave thin and with bf16 and group-major fp32 parameters; "
+                              "int8 32- or 16-row blocks by the fill of their last wave (block shapes: `launch` "
+                              "in wonly_gemv.cu)"},
   {32, WonlyKernel::kGemv, 4,
                               "int8 weights of at most SMs row tiles: one decode launch of four n8 token blocks "
                               "(16 rows × 8 warps) reads the weight once for 32 tokens. H100 at 2d6c185, W8 per "
