@@ -444,8 +444,8 @@ void launch_variant(const WeightOnlyArgs& args) {
 // M ≤ 8, int4:
 //   <1, 2, 1, 8>     16-bit parameters, or fp16 outside the 4-warp depth-2
 //                    rule below: 32 rows, 8 warps, 112–117 registers (16
-//                    warps per SM; 120 before the 32-bit offsets): 55–60 µs at M = 1 on (28672, 8192), best of 7
-//                    shapes.
+//                    warps per SM; 120 before the 32-bit offsets): 55–60
+//                    µs at M = 1 on (28672, 8192), best of 7 shapes.
 //   <1, 1, 1, 4, 7>  when M ≤ 4 and 16-row blocks of 4 warps give every SM
 //                    ≥ kManyRowsWarpsPerSm warps: 64 registers, 32 warps per
 //                    SM (72 and 28 before the 32-bit offsets, when these
@@ -513,8 +513,9 @@ void launch_variant(const WeightOnlyArgs& args) {
 //   blocks), but for the plain layout on (28672, 8192) (M = 1 / 4 2.5 / 4 %
 //   faster; bench/results/wonly-h200-offsets32-ab2-try-depth2-16row-*.json).
 // M ≤ 8, int8:
-//   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needs 80
-//                    registers: 3 blocks): (28672, 8192) 96 → 90.8 µs at
+//   <1, 1, 1, 8, 4>  16 rows, 61 registers, 32 warps per SM (fp16 needed 80
+//                    registers, 3 blocks, before the 32-bit offsets; 56,
+//                    4 blocks, since): (28672, 8192) 96 → 90.8 µs at
 //                    M = 1–8 against <1, 1, 2, 8, 3>; (8192, 8192) 37.5 →
 //                    29.5, (57344, 8192) 181 → 167, (4096, 11008) 26.3 →
 //                    23.1; 2 % slower at (4096, 4096) and (11008, 4096).
@@ -565,7 +566,8 @@ void launch_variant(const WeightOnlyArgs& args) {
 // unsplit; a tie keeps the first):
 //   <2, 2, 1, 8, 2>  32 rows, ≤ 128 registers for 2 blocks/SM: 98 µs on
 //                    (28672, 8192) (64 rows: 113 µs).
-//   <2, 1, 1, 8, 3>  16 rows, 75 registers for 3 blocks/SM. M = 9–16:
+//   <2, 1, 1, 8, 3>  16 rows, 75 registers for 3 blocks/SM (64–72 since
+//                    the 32-bit offsets: fp16's fits 4). M = 9–16:
 //                    (11008, 4096) 28.3 → 24.8 µs (344 32-row blocks on 264
 //                    slots fill 65 % of their last wave, 688 16-row blocks
 //                    on 396 slots 87 %); the wave fill also keeps the first
