@@ -563,7 +563,7 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    activation re-reads from L2 of 32-row blocks: 71–77 µs
 //                    on (28672, 8192), where <2, 2, 1, 4, 3> takes 80–82.
 // M ≤ 16, int8, whichever fills its last wave of blocks better (both
-// unsplit; a tie takes the second):
+// unsplit; a tie takes the first for bf16, the second for fp16):
 //   <2, 2, 1, 8, 2>  32 rows, ≤ 128 registers for 2 blocks/SM: 98 µs on
 //                    (28672, 8192) (64 rows: 113 µs).
 //   <2, 1, 1, 8, 3>  16 rows, 75 registers for 3 blocks/SM (64–72 since
@@ -604,18 +604,22 @@ constexpr int kInt8TallTiles = 2, kInt8TallMinBlocks = 2;
 constexpr int kInt8ShortTiles = 1, kInt8ShortMinBlocks = 3;
 
 // int8, M ≤ 16: the 16-row shape where neither shape splits K and its
-// blocks fill their last wave at least as well as the 32-row shape's. The
-// tie: since the 32-bit offsets fp16's 16-row build (64 registers) fits 4
-// blocks per SM, twice the 32-row shape's 2, so on most N both fill their
-// waves alike; the 16-row shape, which ran there before, was 12–13 %
-// faster at M = 9 / 16 on (11008, 4096) and (5120, 5120) (H200,
-// bench/results/wonly-h200-offsets32-fp16-ab-*.json).
+// blocks fill their last wave better than the 32-row shape's — for fp16, at
+// least as well. The tie: since the 32-bit offsets fp16's 16-row build (64
+// registers) fits 4 blocks per SM, twice the 32-row shape's 2, so on most N
+// both fill their waves alike; the 16-row shape, which ran there before,
+// was 12–13 % faster at M = 9 / 16 on (11008, 4096) and (5120, 5120)
+// (H200, bench/results/wonly-h200-offsets32-fp16-ab-*.json). bf16's (3
+// blocks per SM) ties only at 144–192·SMs rows, where the 32-row shape was
+// 2.5–6.5 % faster on (20480, 4096), (20480, 8192) and (24576, 4096)
+// (bench/results/wonly-h200-int8-tie-bf16-ab-*.json).
 template <bool kBf16, bool kParams16>
 bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
   const GemvGrid tall = gemv_grid<kBf16, kParams16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
   const GemvGrid short_ = gemv_grid<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
   const bool unsplit = 2 * tall.blocks > tall.resident && 2 * short_.blocks > short_.resident;  // split_k_factor's bound
-  return unsplit && wave_fill(short_.blocks, short_.resident) >= wave_fill(tall.blocks, tall.resident);
+  const double short_fill = wave_fill(short_.blocks, short_.resident), tall_fill = wave_fill(tall.blocks, tall.resident);
+  return unsplit && (kBf16 ? short_fill > tall_fill : short_fill >= tall_fill);
 }
 
 // How a shape's grid (after its split of K) loads the SMs: its resident
