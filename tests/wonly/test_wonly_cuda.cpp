@@ -832,14 +832,28 @@ TEST(WeightOnlyCudaValidation, WgmmaKernelMLimit) {
 }
 
 // The decode kernel (M ≤ 32) adds 32-bit byte offsets to the arguments'
-// pointers: a weight of more than 4 GiB, or scales whose group-major stride
-// puts the last group past 4 GiB, is refused before anything is launched.
+// pointers: a weight of more than 4 GiB, scales whose group-major stride
+// puts the last group past 4 GiB, or tokens whose row stride puts the last
+// one past 4 GiB, is refused before anything is launched.
 TEST(WeightOnlyCudaValidation, DecodeKernelOffsetLimit) {
   QGEMM_SKIP_WITHOUT_GPU();
   const int64_t n = (int64_t{1} << 25) + 32;  // int4 rows of 128 bytes: 4 GiB + 4 KiB
   expect_refused_before_launch(1, n, 256, {"decode kernel", "w through 32-bit offsets", "4294971392 bytes"});
   expect_refused_before_launch(16, 32, 256, {"decode kernel", "scales and offsets", "8589934720 bytes"},
                                int64_t{1} << 31);
+  // Two tokens 2^31 elements apart: the second starts 4 GiB into a.
+  CudaBuffer a(4096), w(4096), s(4096), out(4096);
+  out.poison();
+  const int64_t rows = 32, k = 256;
+  const TensorView a_v = TensorView::strided(a.get(), DType::kBFloat16, {2, k}, {int64_t{1} << 31, 1}, kGpu);
+  const TensorView w_v(w.get(), DType::kUInt8, {rows, k / 2}, kGpu);
+  const TensorView s_v(s.get(), DType::kFloat32, {rows, k / 128}, kGpu);
+  const TensorView out_v(out.get(), DType::kBFloat16, {2, rows}, kGpu);
+  expect_error([&] { weight_only_mm(out_v, a_v, w_v, s_v, std::nullopt, 128); }, ErrorKind::kValue,
+               {"decode kernel", "a through 32-bit offsets", "4294967808 bytes"});
+  std::vector<uint16_t> after;
+  out.download(after);
+  for (uint16_t v : after) ASSERT_EQ(v, 0xffff);  // untouched
 }
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
