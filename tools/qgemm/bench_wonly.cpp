@@ -1,7 +1,8 @@
 // `qgemm bench wonly`: times weight_only_mm. The CPU part (the reference
-// backend: W4A16 group 128 with offsets and W8A16 per channel, bf16
-// activations) lives here; the GPU part, with cuBLAS bf16 and the copy
-// bandwidth, in bench_wonly_cuda.cu.
+// backend: W4A16 group 128 with offsets and W8A16 per channel, activations
+// in --dtype) lives here; the GPU part, with cuBLAS and the copy bandwidth,
+// in bench_wonly_cuda.cu, its variants (--variants picks some of them; the
+// CPU part times its two) in bench_wonly_variants.cpp.
 #include <algorithm>
 #include <optional>
 #include <random>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_wonly_variants.h"
 #include "commands.h"
 #include "core/numeric.h"
 #include "qgemm/weight_only.h"
@@ -18,6 +20,7 @@ namespace qgemm::tools {
 
 void bench_wonly_cpu(const Options& options, BenchReport& report) {
   const auto shapes = options.get_shapes("shapes", {{4096, 4096}});
+  const DType dtype = wonly_bench_dtype(options);
   std::vector<int64_t> tokens;
   for (const auto& t : options.get_shapes("tokens", {{1}, {16}, {128}})) tokens.push_back(t.at(0));
   for (const auto& s : shapes) {
@@ -39,8 +42,10 @@ void bench_wonly_cpu(const Options& options, BenchReport& report) {
     const TensorView s8_v(s8.data(), DType::kFloat32, {n, 1});
     for (int64_t m : tokens) {
       std::vector<uint16_t> a(static_cast<size_t>(m * k)), out(static_cast<size_t>(m * n));
-      for (auto& v : a) v = numeric::float_to_bf16_bits(act(rng));
-      const TensorView a_v(a.data(), DType::kBFloat16, {m, k}), out_v(out.data(), DType::kBFloat16, {m, n});
+      for (auto& v : a) {
+        v = dtype == DType::kFloat16 ? numeric::float_to_fp16_bits(act(rng)) : numeric::float_to_bf16_bits(act(rng));
+      }
+      const TensorView a_v(a.data(), dtype, {m, k}), out_v(out.data(), dtype, {m, n});
       const double ops = 2.0 * m * n * k;
       // About a second of timed work per record on slow machines.
       const int runs = options.get_int("runs", std::max(3, std::min(20, static_cast<int>(4e9 / ops))));
@@ -66,7 +71,9 @@ void bench_wonly_cpu(const Options& options, BenchReport& report) {
 
 int cmd_bench_wonly(int argc, char** argv) {
   const Options options(argc, argv, 3,
-                        {"device", "shapes", "tokens", "sweep", "rounds", "cooldown", "json", "warmup", "runs"});
+                        {"device", "shapes", "tokens", "dtype", "variants", "sweep", "rounds", "cooldown", "json",
+                         "warmup", "runs"});
+  selected_wonly_variants(options, wonly_bench_dtype(options));  // a bad --dtype or --variants fails before anything runs
   return run_bench_parts(options, command_line_string(argc, argv), bench_wonly_cpu, QGEMM_CUDA_PART(bench_wonly_cuda),
                          "bench_wonly.json");
 }

@@ -1,10 +1,12 @@
 // `qgemm bench wonly`, the GPU part (the command and its CPU part:
-// bench_wonly.cpp): weight_only_mm (W4A16 group 128 plain and
-// prepacked, with fp32 and with bf16 scales and offsets ("-bf16-params"), and
-// with group-major fp32 ones ("-group-major"), W8A16 per channel plain and
-// prepacked, bf16) against cuBLAS bf16 GEMM on the same
-// shapes, and the device copy bandwidth, all in one run. Weights (and their
-// scales) are rotated across copies so the working set exceeds L2; the
+// bench_wonly.cpp): weight_only_mm against cuBLAS GEMM in the activation
+// dtype (--dtype bf16, the default, or fp16) on the same shapes, and the
+// device copy bandwidth, all in one run. The variants (bench_wonly_variants.cpp;
+// --variants picks some): W4A16 group 128 plain and prepacked, with fp32
+// scales and offsets, with 16-bit ones in the activation dtype
+// ("-bf16-params" / "-fp16-params"), and with either group-major
+// ("-group-major"); W8A16 per channel plain and prepacked. Weights (and
+// their scales) are rotated across copies so the working set exceeds L2; the
 // activations (a few MB at decode sizes) are not.
 //
 // Timing: median_us is device time (cuda::time_cuda_device: the timed
@@ -17,7 +19,8 @@
 //
 // Per record: bytes = everything read (weight, scales, offsets, activations)
 // + the output written; frac_of_copy_bw = (bytes / time) / copy bandwidth;
-// speedup_vs_cublas_bf16 = cuBLAS time / this time.
+// speedup_vs_cublas_<dtype> = cuBLAS time / this time (the peer's record:
+// "cublas-<dtype>").
 //
 // The table's calls pass a workspace (weight_only_workspace_bytes), so the
 // tensor-core kernel runs stream-K where its tiles split unevenly over the
@@ -61,6 +64,7 @@
 
 #include "commands.h"
 #include "cuda_bench.h"
+#include "bench_wonly_variants.h"
 #include "qgemm/weight_only.h"
 #include "wonly/cuda/wonly_cuda.h"
 
@@ -74,18 +78,6 @@ void check_cublas(cublasStatus_t status, const char* what) {
 }
 
 constexpr int64_t kDenseFromTokens = 256;
-
-struct Variant {
-  const char* impl;  // "qgemm-<name>"; its forced-kernel records are "sweep-<name>-<kernel>"
-  bool int4;
-  int group;  // 0: per channel
-  bool offsets;
-  bool prepacked;
-  bool params16 = false;  // scales and offsets in bf16 (the activation dtype) instead of fp32
-  bool group_major = false;  // scales and offsets group-major: [K/group, N] viewed as [N, K/group]
-  DType param_dtype() const { return params16 ? DType::kBFloat16 : DType::kFloat32; }
-  size_t param_bytes() const { return params16 ? 2 : 4; }
-};
 
 // Rotated copies of one quantized weight with its params, on the device.
 struct WeightSets {
@@ -110,16 +102,11 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     tokens.push_back(t.at(0));
   }
   const bool sweep = options.has("sweep");
-  const Variant variants[] = {
-      {"qgemm-w4a16-g128", true, 128, true, false},
-      {"qgemm-w4a16-g128-prepacked", true, 128, true, true},
-      {"qgemm-w8a16-channel", false, 0, false, false},
-      {"qgemm-w8a16-channel-prepacked", false, 0, false, true},
-      {"qgemm-w4a16-g128-bf16-params", true, 128, true, false, true},
-      {"qgemm-w4a16-g128-prepacked-bf16-params", true, 128, true, true, true},
-      {"qgemm-w4a16-g128-group-major", true, 128, true, false, false, true},
-      {"qgemm-w4a16-g128-prepacked-group-major", true, 128, true, true, false, true},
-  };
+  const DType dtype = wonly_bench_dtype(options);
+  const cudaDataType_t cublas_dtype = dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_16BF;
+  const std::string peer = std::string("cublas-") + dtype_name(dtype);
+  const std::string speedup_key = std::string("speedup_vs_cublas_") + dtype_name(dtype);
+  const std::vector<WonlyVariant> variants = selected_wonly_variants(options, dtype);
   // The dense path's workspace (weight_only_dense_workspace_bytes: the
   // dequantized weight), grown to the largest shape timed.
   cuda::DeviceBuffer dense_workspace;
@@ -144,17 +131,17 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
     int64_t max_m = 1;
     for (int64_t m : tokens) max_m = std::max(max_m, m);
     cuda::DeviceBuffer a(max_m * k * 2), out(max_m * n * 2);
-    cuda::fill_random(a.get(), DType::kBFloat16, max_m * k, -1, 1, 21, stream);
+    cuda::fill_random(a.get(), dtype, max_m * k, -1, 1, 21, stream);
 
-    // The cuBLAS peer's bf16 weight sets.
-    const size_t bf16_bytes = n * k * 2;
-    const int bf16_sets = cuda::rotation_sets(bf16_bytes);
-    cuda::DeviceBuffer w_bf16(bf16_bytes * bf16_sets);
-    cuda::fill_random(w_bf16.get(), DType::kBFloat16, n * k * bf16_sets, -0.1, 0.1, 22, stream);
+    // The cuBLAS peer's 16-bit weight sets.
+    const size_t peer_bytes = n * k * 2;
+    const int peer_sets = cuda::rotation_sets(peer_bytes);
+    cuda::DeviceBuffer w_peer(peer_bytes * peer_sets);
+    cuda::fill_random(w_peer.get(), dtype, n * k * peer_sets, -0.1, 0.1, 22, stream);
 
-    std::vector<WeightSets> weights(std::size(variants));
-    for (size_t v = 0; v < std::size(variants); ++v) {
-      const Variant& var = variants[v];
+    std::vector<WeightSets> weights(variants.size());
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const WonlyVariant& var = variants[v];
       WeightSets& ws = weights[v];
       const int group = var.group == 0 ? static_cast<int>(k) : var.group;
       ws.param_count = n * (k / group);
@@ -184,8 +171,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
         cuda::fill_random(ws.w.get(), w_dtype, ws.w_bytes * ws.sets,
                           var.int4 ? 0 : -128, var.int4 ? 255 : 127, 24, stream);
       }
-      cuda::fill_random(ws.scales.get(), var.param_dtype(), ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
-      cuda::fill_random(ws.offsets.get(), var.param_dtype(), ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
+      cuda::fill_random(ws.scales.get(), var.param_dtype(dtype), ws.param_count * ws.sets, 1e-3, 1e-2, 25, stream);
+      cuda::fill_random(ws.offsets.get(), var.param_dtype(dtype), ws.param_count * ws.sets, -0.05, 0.0, 26, stream);
     }
 
     for (int64_t m : tokens) {
@@ -200,34 +187,36 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           r.ops = 2.0 * m * n * k;
           r.bytes = bytes;
           r.extra["frac_of_copy_bw"] = bytes / (st.median_us * 1e3) / copy_gbps;
-          if (cublas_us > 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / st.median_us;
+          if (cublas_us > 0) r.extra[speedup_key] = cublas_us / st.median_us;
           if (host_us > 0) r.extra["host_us"] = host_us;
           into.add(r);
           return st.median_us;
         };
-        const TensorView a_v(a.get(), DType::kBFloat16, {m, k}, gpu);
-        const TensorView out_v(out.get(), DType::kBFloat16, {m, n}, gpu);
+        const TensorView a_v(a.get(), dtype, {m, k}, gpu);
+        const TensorView out_v(out.get(), dtype, {m, n}, gpu);
 
         const float alpha = 1.0f, beta = 0.0f;
         const auto cublas_call = [&](int i) {
-          const auto* w = reinterpret_cast<const uint8_t*>(w_bf16.get()) + (i % bf16_sets) * bf16_bytes;
+          const auto* w = reinterpret_cast<const uint8_t*>(w_peer.get()) + (i % peer_sets) * peer_bytes;
           // out[M,N] row-major = (column-major N×M) = Wᵀ(op T of the K×N column-major W) · a.
           check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                    static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), a.get(),
-                                    CUDA_R_16BF, static_cast<int>(k), &beta, out.get(), CUDA_R_16BF,
+                                    static_cast<int>(k), &alpha, w, cublas_dtype, static_cast<int>(k), a.get(),
+                                    cublas_dtype, static_cast<int>(k), &beta, out.get(), cublas_dtype,
                                     static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmEx");
         };
         const auto cublas = cuda::time_cuda_device(cublas_call, stream, warmup, runs);
-        const double cublas_us = record("cublas-bf16", cublas, static_cast<double>(bf16_bytes) + act_bytes, 0,
+        const double cublas_us = record(peer, cublas, static_cast<double>(peer_bytes) + act_bytes, 0,
                                         cuda::time_cuda(cublas_call, stream, warmup, runs).median_us);
 
-        for (size_t v = 0; v < std::size(variants); ++v) {
-          const Variant& var = variants[v];
+        for (size_t v = 0; v < variants.size(); ++v) {
+          const WonlyVariant& var = variants[v];
           const WeightSets& ws = weights[v];
           const int group = var.group == 0 ? static_cast<int>(k) : var.group;
           const DType w_dtype = var.int4 ? DType::kUInt8 : DType::kInt8;
           const auto pre = weight_only_prepacked_shape(n, k, var.int4);
+          const std::string& name = var.name;
+          const std::string impl = "qgemm-" + name;
           bool with_workspace = true, dense = false;
           const auto call = [&](int i) {
             const int set = i % ws.sets;
@@ -239,8 +228,8 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
             const size_t p_offset = set * ws.param_count * var.param_bytes();
             const auto params_view = [&](const cuda::DeviceBuffer& b) {
               const uint8_t* base = b.as<uint8_t>() + p_offset;
-              return var.group_major ? TensorView::strided(base, var.param_dtype(), {n, groups}, {1, n}, gpu)
-                                     : TensorView(base, var.param_dtype(), {n, groups}, gpu);
+              return var.group_major ? TensorView::strided(base, var.param_dtype(dtype), {n, groups}, {1, n}, gpu)
+                                     : TensorView(base, var.param_dtype(dtype), {n, groups}, gpu);
             };
             const TensorView s_v = params_view(ws.scales);
             std::optional<TensorView> o_v;
@@ -254,8 +243,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           auto time_variant = [&]() { return cuda::time_cuda_device(call, stream, warmup, runs); };
           const double param_bytes = static_cast<double>(ws.param_count * (var.offsets ? 2 : 1) * var.param_bytes());
           const double bytes = static_cast<double>(ws.w_bytes) + param_bytes + act_bytes;
-          record(var.impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
-          const std::string name = std::string(var.impl).substr(std::string("qgemm-").size());
+          record(impl, time_variant(), bytes, cublas_us, cuda::time_cuda(call, stream, warmup, runs).median_us);
           if (m <= 16 && sweep) {
             // Both decode kernels forced: wonly_gemv for every variant, the
             // Hopper int8 decode kernel for the int8 ones.
@@ -270,7 +258,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
           }
           if (m <= 16) continue;
           with_workspace = false;
-          record(std::string(var.impl) + "-no-workspace", time_variant(), bytes, cublas_us);
+          record(impl + "-no-workspace", time_variant(), bytes, cublas_us);
           with_workspace = true;
           // One call forced onto the dense path (kDense or kDenseMma) with its workspace.
           const auto record_dense = [&](detail::WonlyKernel kernel, const std::string& impl) {
@@ -281,7 +269,7 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
             dense = false;
           };
           if (m >= kDenseFromTokens && detail::wonly_dense_available(0)) {
-            record_dense(detail::WonlyKernel::kDense, std::string(var.impl) + "-dense");
+            record_dense(detail::WonlyKernel::kDense, impl + "-dense");
           }
           if (!sweep || var.prepacked || var.params16) continue;
           struct Forced {
@@ -310,11 +298,11 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
       const std::vector<BenchRecord> merged = merge_rounds(round_reports);
       double cublas_us = 0;
       for (const BenchRecord& r : merged) {
-        if (r.impl == "cublas-bf16") cublas_us = r.median_us;
+        if (r.impl == peer) cublas_us = r.median_us;
       }
       for (BenchRecord r : merged) {
         r.extra["frac_of_copy_bw"] = r.bytes / (r.median_us * 1e3) / copy_gbps;
-        if (r.extra.count("speedup_vs_cublas_bf16") != 0) r.extra["speedup_vs_cublas_bf16"] = cublas_us / r.median_us;
+        if (r.extra.count(speedup_key) != 0) r.extra[speedup_key] = cublas_us / r.median_us;
         report.add(r);
       }
     }
