@@ -543,17 +543,26 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    16 warps, since the 32-bit offsets). M = 9–16:
 //                    (11008, 4096) 24.2–24.8 → 20.8–21.8 µs, (8192, 8192)
 //                    30.2–31.0 → 28.4–28.7, (6144, 4096) 19.9 → 15.7.
-//                    Also at any N for bf16 with group-major fp32
-//                    parameters, against the 64-row shape below: H200 at
-//                    415fd47 (scratch build, two rounds in one call,
-//                    bench/results/wonly-h200-m16-shapes-ab-*.json), W4
-//                    g128 prepacked group-major, M = 9 / 16 µs: (28672,
+//                    Also at any N with group-major parameters, against
+//                    the 64-row shape below: H200 at 415fd47 (scratch
+//                    build, two rounds in one call, bench/results/
+//                    wonly-h200-m16-shapes-ab-*.json), bf16, W4 g128
+//                    prepacked group-major fp32, M = 9 / 16 µs: (28672,
 //                    8192) 61.0 / 61.8 → 52.1 / 55.4, (57344, 8192) 114.2
 //                    / 116.5 → 95.2 / 100.4, (16384, 4096) 20.9 / 21.0 →
-//                    19.8 / 20.6; plain group-major 3–14 % faster. Not
-//                    with row-major parameters: 5–8 % faster at M = 9–12
-//                    on (57344, 8192), up to 6 % slower at M = 16 on
-//                    (14336, 4096), (16384, 4096) and (28672, 8192).
+//                    19.8 / 20.6; plain group-major 3–14 % faster. fp16
+//                    and 16-bit parameters (faef5e5, scratch switch, two
+//                    processes per arm, bench/results/
+//                    wonly-h200-m16-gm16-ab-*.json), M = 9 / 16 µs: fp16
+//                    prepacked fp16-params (57344, 8192) 122.3 / 124.7 →
+//                    100.2 / 104.6, (28672, 8192) 64.2 / 65.4 → 55.5 /
+//                    59.9, (14336, 4096) 21.5 / 21.7 → 20.0 / 21.2 (every
+//                    fp16 variant 2–19 % faster); bf16 bf16-params 0–11 %
+//                    faster but for prepacked ones at M = 12–16 on (14336,
+//                    4096) and (16384, 4096): 2–3 % slower. Not with
+//                    row-major parameters (bf16 fp32): 5–8 % faster at
+//                    M = 9–12 on (57344, 8192), up to 6 % slower at M = 16
+//                    on (14336, 4096), (16384, 4096) and (28672, 8192).
 //   <2, 4, 1, 4>     more: 64 rows, 208–217 registers (8 warps per SM;
 //                    232 before the 32-bit offsets; at 3 blocks per SM, 168
 //                    registers and ~44 bytes spilled, it was 12–19 % slower
@@ -702,8 +711,8 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<true, kParams16, kInt4, 2, 2, 1, 8, 2>(args);  // kBf16: no fp16 build of it
     } else if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
-    } else if (blocks_32_rows <= 3 * sm_count || (kBf16 && !kParams16 && args.params_group_stride != 1)) {
-      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);  // group-major fp32 parameters: any N
+    } else if (blocks_32_rows <= 3 * sm_count || args.params_group_stride != 1) {
+      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);  // group-major parameters: any N
     } else {
       launch_variant<kBf16, kParams16, kInt4, 2, 4, 1, 4>(args);
     }
