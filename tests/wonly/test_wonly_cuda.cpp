@@ -472,11 +472,11 @@ TEST(WeightOnlyCudaParams, GroupMajorMatchesRowMajor) {
     bool prepacked, params16;
     DType dtype;
   };
-  // 13000 rows: more than 96·SMs on an H100 or H200, where M = 9–16 takes 32-row
-  // blocks with group-major parameters and 64-row ones with row-major.
+  // 13000 rows: more than 96·SMs on an H100 or H200, where M = 9–16 in bf16
+  // takes 32-row blocks with group-major parameters and 64-row ones with row-major.
   const Shape shapes[] = {{true, 300, 1024, 128, false, false, DType::kBFloat16},
                           {true, 13000, 256, 128, true, false, DType::kBFloat16},
-                          {true, 13000, 256, 64, false, true, DType::kFloat16},
+                          {true, 13000, 256, 64, false, true, DType::kBFloat16},
                           {true, 200, 512, 32, true, true, DType::kFloat16},
                           {false, 136, 1024, 64, false, false, DType::kBFloat16},
                           {false, 264, 512, 128, true, true, DType::kBFloat16}};

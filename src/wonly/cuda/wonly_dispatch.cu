@@ -62,7 +62,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "blocks, 4 blocks/SM)"},
   {16, WonlyKernel::kGemv, 2, "two n8 token blocks share every dequantized weight register; int4 64-row blocks "
                               "so fewer blocks re-read the activations from L2, 32-row ones on grids that "
-                              "64-row blocks would leave thin and with group-major parameters; "
+                              "64-row blocks would leave thin, with group-major parameters and for fp16; "
                               "int8 32- or 16-row blocks by the fill of their last wave (block shapes: `launch` "
                               "in wonly_gemv.cu)"},
   {32, WonlyKernel::kGemv, 4,

@@ -559,11 +559,19 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    59.9, (14336, 4096) 21.5 / 21.7 → 20.0 / 21.2 (every
 //                    fp16 variant 2–19 % faster); bf16 bf16-params 0–11 %
 //                    faster but for prepacked ones at M = 12–16 on (14336,
-//                    4096) and (16384, 4096): 2–3 % slower. Not with
-//                    row-major parameters (bf16 fp32): 5–8 % faster at
-//                    M = 9–12 on (57344, 8192), up to 6 % slower at M = 16
-//                    on (14336, 4096), (16384, 4096) and (28672, 8192).
-//   <2, 4, 1, 4>     more: 64 rows, 208–217 registers (8 warps per SM;
+//                    4096) and (16384, 4096): 2–3 % slower. And for fp16
+//                    with row-major parameters (same call as the next
+//                    sentence, bench/results/wonly-h200-m16-rm-ab-*.json),
+//                    M = 9 / 12 / 16: prepacked fp32 (57344, 8192) 131.2
+//                    / 132.6 / 134.0 → 112.1 / 115.1 / 121.8 µs, every
+//                    fp16 variant 0–15 % faster at M = 9–12 on all four
+//                    weights (none slower), at M = 16 9 % faster to 4 %
+//                    slower (the slower: (14336, 4096) and (16384, 4096),
+//                    2.5–4 %, and (28672, 8192), 1–2 %). Not bf16 with row-major
+//                    parameters: up to 8 % faster at M = 9–12 on (57344,
+//                    8192), up to 8 % slower at M = 16 on the other three
+//                    (bf16 fp32 before, at 415fd47: the same).
+//   <2, 4, 1, 4>     bf16, more: 64 rows, 208–217 registers (8 warps per SM;
 //                    232 before the 32-bit offsets; at 3 blocks per SM, 168
 //                    registers and ~44 bytes spilled, it was 12–19 % slower
 //                    on (28672, 8192) and (14336, 4096) and 3–6 % faster on
@@ -711,10 +719,10 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<true, kParams16, kInt4, 2, 2, 1, 8, 2>(args);  // kBf16: no fp16 build of it
     } else if (blocks_32_rows <= sm_count) {
       launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 8>(args);
-    } else if (blocks_32_rows <= 3 * sm_count || args.params_group_stride != 1) {
-      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);  // group-major parameters: any N
-    } else {
-      launch_variant<kBf16, kParams16, kInt4, 2, 4, 1, 4>(args);
+    } else if (blocks_32_rows <= 3 * sm_count || args.params_group_stride != 1 || !kBf16) {
+      launch_variant<kBf16, kParams16, kInt4, 2, 2, 1, 4, 3>(args);  // group-major parameters or fp16: any N
+    } else if constexpr (kBf16) {
+      launch_variant<true, kParams16, kInt4, 2, 4, 1, 4>(args);  // kBf16: no fp16 build of it
     }
   } else if (int8_short_blocks_fill_better<kBf16, kParams16>(args)) {
     launch_variant<kBf16, kParams16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
