@@ -580,11 +580,15 @@ void launch_variant(const WeightOnlyArgs& args) {
 //                    activation re-reads from L2 of 32-row blocks: 71–77 µs
 //                    on (28672, 8192), where <2, 2, 1, 4, 3> takes 80–82.
 // M ≤ 16, int8, whichever fills its last wave of blocks better (both
-// unsplit; a tie takes the first for bf16, the second for fp16):
+// unsplit; a tie takes the second):
 //   <2, 2, 1, 8, 2>  32 rows, ≤ 128 registers for 2 blocks/SM: 98 µs on
 //                    (28672, 8192) (64 rows: 113 µs).
-//   <2, 1, 1, 8, 3>  16 rows, 75 registers for 3 blocks/SM (64–72 since
-//                    the 32-bit offsets: fp16's fits 4). M = 9–16:
+//   <2, 1, 1, 8, 4>  bf16 / <2, 1, 1, 8, 3> fp16: 16 rows, four blocks per
+//                    SM (64 registers; bf16's bound to it with 8 bytes
+//                    spilled outside the loop, 72 registers and 3 blocks
+//                    at the bound of 3; fp16's 64 at that bound, without
+//                    spilling, which 4 would force). Before the 32-bit
+//                    offsets 75 registers, 3 blocks. H100, M = 9–16:
 //                    (11008, 4096) 28.3 → 24.8 µs (344 32-row blocks on 264
 //                    slots fill 65 % of their last wave, 688 16-row blocks
 //                    on 396 slots 87 %); the wave fill also keeps the first
@@ -616,27 +620,36 @@ inline double wave_fill(int64_t blocks, int64_t slots) {
 }
 
 // The two int8 M ≤ 16 shapes <2, kTiles, 1, 8, kMinBlocks> (table above):
-// 32 rows at 2 blocks/SM, 16 rows at 3.
+// 32 rows at 2 blocks/SM, 16 rows at 4 (fp16's reaches 4 at a bound of 3).
 constexpr int kInt8TallTiles = 2, kInt8TallMinBlocks = 2;
-constexpr int kInt8ShortTiles = 1, kInt8ShortMinBlocks = 3;
+constexpr int kInt8ShortTiles = 1;
+template <bool kBf16>
+constexpr int kInt8ShortMinBlocks = kBf16 ? 4 : 3;  // both 4 resident (table above)
 
 // int8, M ≤ 16: the 16-row shape where neither shape splits K and its
-// blocks fill their last wave better than the 32-row shape's — for fp16, at
-// least as well. The tie: since the 32-bit offsets fp16's 16-row build (64
-// registers) fits 4 blocks per SM, twice the 32-row shape's 2, so on most N
-// both fill their waves alike; the 16-row shape, which ran there before,
-// was 12–13 % faster at M = 9 / 16 on (11008, 4096) and (5120, 5120)
-// (H200, bench/results/wonly-h200-offsets32-fp16-ab-*.json). bf16's (3
-// blocks per SM) ties only at 144–192·SMs rows, where the 32-row shape was
-// 2.5–6.5 % faster on (20480, 4096), (20480, 8192) and (24576, 4096)
-// (bench/results/wonly-h200-int8-tie-bf16-ab-*.json).
+// blocks fill their last wave at least as well as the 32-row shape's. The
+// 16-row shape fits 4 blocks per SM, twice the 32-row shape's 2, so on most
+// N both fill their waves alike, and the tie goes to the 16-row shape:
+// - fp16 (64 registers since the 32-bit offsets): at M = 9 / 16 12–13 %
+//   faster on (11008, 4096) and (5120, 5120) (H200, bench/results/
+//   wonly-h200-offsets32-fp16-ab-*.json).
+// - bf16 (bound to 4 blocks since 2026-11-30; at 3 it tied only at 144–192·SMs
+//   rows, where the 32-row shape was 2.5–6.5 % faster, bench/results/
+//   wonly-h200-int8-tie-bf16-ab-*.json): against the 3-block build and its
+//   tie rule, same call, W8 per channel M = 9 / 16, µs (bench/results/
+//   wonly-h200-i8-4blocks-ab-*.json): (28672, 8192) plain 86.7 / 88.4 →
+//   80.0 / 81.6 (3-block 16-row blocks before), (14336, 4096) prepacked
+//   25.3 / 25.5 → 23.0 / 23.3 and (57344, 8192) plain 159.1 / 160.7 →
+//   149.3 / 153.9 (32-row before), (8192, 8192), (20480, 4096), (24576,
+//   4096) 2–5 % faster; slower where the 3-block build filled its waves
+//   better: (5120, 5120) 2–3 %, (11008, 4096) plain 2.5–4 % (prepacked ±0.5 %).
 template <bool kBf16, bool kParams16>
 bool int8_short_blocks_fill_better(const WeightOnlyArgs& args) {
   const GemvGrid tall = gemv_grid<kBf16, kParams16, false, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
-  const GemvGrid short_ = gemv_grid<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
+  const GemvGrid short_ = gemv_grid<kBf16, kParams16, false, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks<kBf16>>(args);
   const bool unsplit = 2 * tall.blocks > tall.resident && 2 * short_.blocks > short_.resident;  // split_k_factor's bound
   const double short_fill = wave_fill(short_.blocks, short_.resident), tall_fill = wave_fill(tall.blocks, tall.resident);
-  return unsplit && (kBf16 ? short_fill > tall_fill : short_fill >= tall_fill);
+  return unsplit && short_fill >= tall_fill;
 }
 
 // How a shape's grid (after its split of K) loads the SMs: its resident
@@ -725,7 +738,7 @@ void launch(const WeightOnlyArgs& args, int token_blocks) {
       launch_variant<true, kParams16, kInt4, 2, 4, 1, 4>(args);  // kBf16: no fp16 build of it
     }
   } else if (int8_short_blocks_fill_better<kBf16, kParams16>(args)) {
-    launch_variant<kBf16, kParams16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks>(args);
+    launch_variant<kBf16, kParams16, kInt4, 2, kInt8ShortTiles, 1, 8, kInt8ShortMinBlocks<kBf16>>(args);
   } else {
     launch_variant<kBf16, kParams16, kInt4, 2, kInt8TallTiles, 1, 8, kInt8TallMinBlocks>(args);
   }
