@@ -235,6 +235,28 @@ TEST(WeightOnlyCudaGemv, OccupancyShapesMatchCpu) {
   }
 }
 
+// A weight of more than 96·SMs rows (H100, H200) at M = 9–16, where the
+// decode block depends on dtype and weight type (wonly_gemv.cu, `launch`):
+// int4 32-row 4-warp blocks for fp16, 64-row ones for bf16 with row-major
+// parameters; int8 16-row blocks at four per SM or 32-row ones, by their
+// last-wave fill. Both dtypes, both weight types, every output.
+TEST(WeightOnlyCudaGemv, TallWeightsAtNineToSixteenTokensMatchCpu) {
+  QGEMM_SKIP_WITHOUT_GPU();
+  int index = 0;
+  for (bool int4 : {true, false}) {
+    for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      for (int64_t m : {9, 12, 16}) {
+        WonlyCase c = cycled_case(m, 13000, 384, int4, index++);
+        c.dtype = dtype;
+        auto rng = make_rng(static_cast<uint64_t>(index * 211 + 5));
+        const WonlyWeights w(c.n, c.k, int4, c.group(), c.offsets, c.ldw_pad, rng);
+        const DeviceWeights dev(w, c.prepacked);
+        check_case(c, w, dev, {{0, c.n}});
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
 
