@@ -15,7 +15,7 @@ DType wonly_bench_dtype(const Options& options) {
 
 std::vector<WonlyVariant> wonly_variants(DType dtype) {
   const std::string params16 = std::string("-") + dtype_name(dtype) + "-params";
-  //        name                                               int4  group  offsets prepacked params16 group_major
+  // {name, int4, group (0: per channel), offsets, prepacked, params16, group_major}
   return {
       {"w4a16-g128", true, 128, true, false, false, false},
       {"w4a16-g128-prepacked", true, 128, true, true, false, false},
