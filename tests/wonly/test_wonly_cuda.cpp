@@ -510,52 +510,59 @@ TEST(WeightOnlyCudaParams, GroupMajorMatchesRowMajor) {
     WonlyWeights w(c.n, c.k, c.int4, c.group(), true, 0, rng);
     if (sh.params16) w.use_16bit_params(c.dtype);
     const DeviceWeights dev(w, c.prepacked);
-    const int64_t ld = c.n + 3, shift = 1;
-    const CudaBuffer scales_gm(w.group_major_bytes(w.scales_host(), ld, shift));
-    const CudaBuffer offsets_gm(w.group_major_bytes(w.offsets_host(), ld, shift));
-    const TensorView scales_row = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
-    const TensorView scales_col = w.group_major_view(scales_gm.get(), ld, shift, kGpu);
-    const TensorView offsets_col = w.group_major_view(offsets_gm.get(), ld, shift, kGpu);
     CudaBuffer workspace(static_cast<size_t>(weight_only_dense_workspace_bytes(kGpu, c.n, c.k)));
     const TensorView workspace_view(workspace.get(), DType::kUInt8, {static_cast<int64_t>(workspace.bytes())}, kGpu);
 
-    std::vector<Run> runs;
-    for (int64_t m : {1, 5, 12, 16, 24, 40, 64, 130, 300, 700}) runs.push_back({WonlyKernel::kGemv, 0, m, m > 100});
-    runs.push_back({WonlyKernel::kGemvChunks, 4, 30, false});
-    for (int tile : {64, 128}) runs.push_back({WonlyKernel::kMma, tile, 100, false});
-    if (detail::wonly_wgmma_available(0)) {
-      for (int tile : {64, 128, 256}) runs.push_back({WonlyKernel::kWgmma, tile, 150, false});
-      runs.push_back({WonlyKernel::kWgmma, 64, 48, true});  // stream-K where its rules take it
-    }
-    if (!c.int4 && detail::wonly_stream_available(0)) {
-      for (int64_t m : {3, 16}) runs.push_back({WonlyKernel::kStream, 0, m, false});
-    }
-    if (c.n % 8 == 0) {  // the dense GEMMs' operands (dense_operands_aligned)
-      if (detail::wonly_dense_available(0)) runs.push_back({WonlyKernel::kDense, 0, 200, true});
-      if (detail::wonly_dense_mma_available(0)) runs.push_back({WonlyKernel::kDenseMma, 0, 200, true});
-    }
+    // Two layouts of the group-major copies: an odd row stride and a base 2
+    // bytes into the buffer (16-bit parameters go through 2-byte loads), and an
+    // even stride from an aligned base (16-bit: 4-byte copies of the aligned
+    // words, wonly_param_blocks.cuh `words`).
+    for (const auto& [ld_pad, shift] : {std::pair<int64_t, int64_t>{3, 1}, std::pair<int64_t, int64_t>{4, 0}}) {
+      const int64_t ld = c.n + ld_pad;
+      const CudaBuffer scales_gm(w.group_major_bytes(w.scales_host(), ld, shift));
+      const CudaBuffer offsets_gm(w.group_major_bytes(w.offsets_host(), ld, shift));
+      const TensorView scales_row = w.scales_view(dev.scales->get(), 0, c.n, kGpu);
+      const TensorView scales_col = w.group_major_view(scales_gm.get(), ld, shift, kGpu);
+      const TensorView offsets_col = w.group_major_view(offsets_gm.get(), ld, shift, kGpu);
 
-    for (const Run& run : runs) {
-      c.m = run.m;
-      WonlyActs x(c, rng);
-      CudaBuffer a(x.a), bias(x.bias), want_dev(x.out.size() * 2), got_dev(x.out.size() * 2);
-      std::optional<detail::WonlyKernelOverride> force;
-      if (run.kernel != WonlyKernel::kGemv) force.emplace(run.kernel, run.tile);
-      const TensorView* ws = run.workspace ? &workspace_view : nullptr;
-      std::vector<uint16_t> want, got;
-      want_dev.poison();
-      weight_only_mm_with(x.out_view(want_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                          scales_row, w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group,
-                          x.bias_view(bias.get(), 0, c.n, kGpu), ws);
-      got_dev.poison();
-      weight_only_mm_with(x.out_view(got_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
-                          scales_col, offsets_col, w.group, x.bias_view(bias.get(), 0, c.n, kGpu), ws);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      want_dev.download(want);
-      got_dev.download(got);
-      ASSERT_EQ(got, want) << c.name() << (sh.params16 ? " 16-bit params" : "") << " kernel "
-                           << static_cast<int>(run.kernel) << " tile " << run.tile
-                           << (run.workspace ? " workspace" : "");
+      std::vector<Run> runs;
+      for (int64_t m : {1, 5, 12, 16, 24, 40, 64, 130, 300, 700}) runs.push_back({WonlyKernel::kGemv, 0, m, m > 100});
+      runs.push_back({WonlyKernel::kGemvChunks, 4, 30, false});
+      for (int tile : {64, 128}) runs.push_back({WonlyKernel::kMma, tile, 100, false});
+      if (detail::wonly_wgmma_available(0)) {
+        for (int tile : {64, 128, 256}) runs.push_back({WonlyKernel::kWgmma, tile, 150, false});
+        runs.push_back({WonlyKernel::kWgmma, 64, 48, true});  // stream-K where its rules take it
+      }
+      if (!c.int4 && detail::wonly_stream_available(0)) {
+        for (int64_t m : {3, 16}) runs.push_back({WonlyKernel::kStream, 0, m, false});
+      }
+      if (c.n % 8 == 0) {  // the dense GEMMs' operands (dense_operands_aligned)
+        if (detail::wonly_dense_available(0)) runs.push_back({WonlyKernel::kDense, 0, 200, true});
+        if (detail::wonly_dense_mma_available(0)) runs.push_back({WonlyKernel::kDenseMma, 0, 200, true});
+      }
+
+      for (const Run& run : runs) {
+        c.m = run.m;
+        WonlyActs x(c, rng);
+        CudaBuffer a(x.a), bias(x.bias), want_dev(x.out.size() * 2), got_dev(x.out.size() * 2);
+        std::optional<detail::WonlyKernelOverride> force;
+        if (run.kernel != WonlyKernel::kGemv) force.emplace(run.kernel, run.tile);
+        const TensorView* ws = run.workspace ? &workspace_view : nullptr;
+        std::vector<uint16_t> want, got;
+        want_dev.poison();
+        weight_only_mm_with(x.out_view(want_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                            scales_row, w.offsets_view(dev.offsets->get(), 0, c.n, kGpu), w.group,
+                            x.bias_view(bias.get(), 0, c.n, kGpu), ws);
+        got_dev.poison();
+        weight_only_mm_with(x.out_view(got_dev.get(), c.n, x.ldo, kGpu), x.a_view(a.get(), kGpu), dev.w_view,
+                            scales_col, offsets_col, w.group, x.bias_view(bias.get(), 0, c.n, kGpu), ws);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        want_dev.download(want);
+        got_dev.download(got);
+        ASSERT_EQ(got, want) << c.name() << (sh.params16 ? " 16-bit params" : "") << " kernel "
+                             << static_cast<int>(run.kernel) << " tile " << run.tile
+                             << (run.workspace ? " workspace" : "") << " ld +" << ld_pad;
+      }
     }
   }
 }

@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kThreads, 2) wonly_mma_kernel(const WeightOnly
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
       ParamPairs par;
-      load_params<kBf16, kParams16>(param_block, warp_rows + 16 * mt + g, par);
+      load_params<kBf16, kParams16>(param_block, warp_rows + 16 * mt + g, par, params.words);
       dequant_a<kBf16, kInt4, kBM>(stage, warp_rows + 16 * mt + g, t, par, second, a[mt]);
     }
     // Token by token block. Ordering the MMAs so that consecutive ones update

@@ -416,7 +416,8 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
       load_half<kInt4, kBM, 0>(stage, warp_rows + g, t, half0);
       if (params.starts_block(kt, split.begin)) {
         load_params<kBf16, kParams16>(
-            *reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)), warp_rows + g, par);
+            *reinterpret_cast<const ParamBuffer*>(smem + kRingBytes + params.buffer_offset(kt)), warp_rows + g, par,
+            params.words);
       }
       load_half<kInt4, kBM, 1>(stage, warp_rows + g, t, half1);
 
