@@ -673,8 +673,10 @@ GridLoad grid_load(const WeightOnlyArgs& args, int64_t sm_count) {
 
 // bf16 int4, M = 9–16, where the table's shape is one of 32 rows (<2, 2,
 // 1, 8> at one block per SM, or <2, 2, 1, 4, 3>): <2, 2, 1, 8, 2> (32 rows
-// × 8 warps at 128 registers, two blocks per SM; the fp16 build would
-// spill) where its grid is one wave with more warps per SM, or as many and
+// × 8 warps at 128 registers, two blocks per SM; fp16's build, 127
+// registers without spilling since the 32-bit offsets, was 1–4 % slower on
+// most such weights, bench/results/wonly-h200-fp16-wide-ab-*.json) where
+// its grid is one wave with more warps per SM, or as many and
 // no more work on its busiest SM. The tie, on the H200 once the 32-bit
 // offsets fit <2, 2, 1, 4, 3> four to an SM (so that it splits K where it
 // did not; bench/results/wonly-h200-offsets32-*.json), M = 9 / 16, both shapes 15.5 (8192, 8192) or 9.7 (5120, 5120)
