@@ -46,7 +46,8 @@ const Path kPaths[] = {
     {"wgmma 256 stream-K", 257, detail::WonlyKernel::kWgmma, 256, 3},
 };
 
-// (N, K, group): group counts even (pairs), odd (loads), per channel (0),
+// (N, K, group): group counts even (pairs), odd (loads), per channel (0;
+// [N] rows adjacent and N even: the aligned words of wonly_param_blocks.cuh),
 // and K = 4128 with a partial last k tile.
 const int64_t kShapes[][3] = {{200, 512, 64}, {77, 288, 32}, {300, 1024, 128}, {129, 96, 32}, {150, 512, 0}, {64, 4128, 32}};
 
