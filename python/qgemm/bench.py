@@ -43,6 +43,10 @@ class Case:
         self.flops, self.bytes_moved = flops, bytes_moved
         self.sets = sets  # rotated input copies: peers take an index below this
         self.peers: Dict[str, Peer] = {}
+        # Optional check: a peer's output for input set 0 against this
+        # reference, within this relative error (relative_error).
+        self.reference: Any = None
+        self.tolerance = 0.0
 
 
 def rotation_count(torch: Any, set_bytes: int) -> int:
@@ -324,6 +328,115 @@ def attention_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
         yield case
 
 
+# ---- wonly ------------------------------------------------------------------
+
+# The weight-only targets' token counts (docs/weight_only.md) on a small and a
+# large Llama layer.
+WONLY_SHAPES = [(m, n, k) for m in (1, 16, 64, 256, 1024) for (n, k) in ((4096, 4096), (28672, 8192))]
+WONLY_GROUP = 128
+# Largest max|out − ref| / max|ref| a peer may show against the fp32 product
+# of a and the dequantized bf16 weight. The bf16 output rounding is ≤ 2^-9 of
+# an element; tinygemm rounds each weight twice in bf16 ((q − 8)·s, then + z),
+# an error of ≤ 2^-8 per weight, random in sign, so of the order of 2^-8 of a
+# typical output (≈ 1e-3 of the largest one). A wrong layout or formula gives
+# errors of order 1.
+WONLY_TOLERANCE = 1e-2
+
+
+def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
+    """weight_only_mm on bf16 activations, W4 group 128 (unsigned nibbles with
+    bf16 scales and offsets) and W8 per channel (bf16 scales, no offset), no
+    bias (Llama's layers have none), against PyTorch's weight-only kernels
+    (torch._weight_int4pack_mm, tinygemm's W4 with its own packing and
+    [groups, N, 2] scale/zero layout; torch._weight_int8pack_mm), an eager
+    dequantize-then-F.linear composite, torch.compile of it, and F.linear on
+    the dequantized bf16 weight (cuBLAS, the unquantized baseline). qgemm runs
+    on the plain layout with row-major parameters (what the quantization
+    helpers give) and on the prepacked layout with group-major parameters
+    (what its fastest decode kernels read), each with a workspace."""
+    F = torch.nn.functional
+    bf16 = torch.bfloat16
+
+    def int4_composite(a, packed, scales, offsets):
+        # qgemm's nibble order: element 2j in bits 0–3 of byte j, 2j+1 in bits 4–7.
+        n, groups = scales.shape
+        q = torch.stack((packed & 15, packed >> 4), dim=-1).view(n, groups, -1).to(bf16)
+        w = torch.addcmul(offsets[:, :, None], q, scales[:, :, None])  # q·s + o, rounded once
+        return F.linear(a, w.view(n, -1))
+
+    def int8_composite(a, q, scales):
+        return F.linear(a, q.to(bf16) * scales[:, None])
+
+    composites = {"w4": (int4_composite, compiled(torch, int4_composite, use_compile)),
+                  "w8": (int8_composite, compiled(torch, int8_composite, use_compile))}
+    workspace = torch.empty(qgemm.weight_only_workspace_bytes("cuda"), dtype=torch.uint8, device="cuda")
+    for bits in ("w4", "w8"):
+        composite, compiled_composite = composites[bits]
+        for m, n, k in WONLY_SHAPES:
+            groups = k // WONLY_GROUP if bits == "w4" else 1
+            weight_bytes = n * k // 2 if bits == "w4" else n * k
+            param_bytes = 2 * n * groups * (2 if bits == "w4" else 1)
+            set_bytes = weight_bytes + param_bytes + 2 * m * k + 2 * m * n
+            sets = rotation_count(torch, set_bytes)
+            data = []
+            for _ in range(sets):
+                a = torch.randn(m, k, device="cuda").to(bf16)
+                scales = (torch.rand(n, groups, device="cuda") * 0.02 + 0.005).to(bf16)
+                if bits == "w4":
+                    q = torch.randint(0, 16, (n, k), dtype=torch.uint8, device="cuda")
+                    offsets = ((torch.rand(n, groups, device="cuda") - 8.5) * scales.float()).to(bf16)
+                    weight = q[:, 0::2] | (q[:, 1::2] << 4)
+                    w_ref = torch.addcmul(offsets.repeat_interleave(WONLY_GROUP, 1), q.to(bf16),
+                                          scales.repeat_interleave(WONLY_GROUP, 1))
+                else:
+                    weight = torch.randint(-128, 128, (n, k), dtype=torch.int8, device="cuda")
+                    scales, offsets = scales.view(n), None
+                    w_ref = weight.to(bf16) * scales[:, None]
+                data.append({"a": a, "w": weight, "s": scales, "o": offsets, "w_ref": w_ref, "q": q if bits == "w4"
+                             else None, "out": torch.empty(m, n, device="cuda", dtype=bf16)})
+            label = f"W4A16 g{WONLY_GROUP}" if bits == "w4" else "W8A16 per-channel"
+            case = Case("wonly", f"weight_only_mm {label} bf16", {"M": m, "N": n, "K": k}, 2.0 * m * n * k,
+                        set_bytes, sets)
+            # The reference of set 0: fp32 product with the dequantized bf16 weight.
+            d0 = data[0]
+            case.reference = d0["a"].float() @ d0["w_ref"].float().T
+            group = WONLY_GROUP if bits == "w4" else None
+            case.peers["qgemm"] = lambda i, d=data, g=group: qgemm.weight_only_mm(
+                d[i]["a"], d[i]["w"], d[i]["s"], d[i]["o"], g, out=d[i]["out"], workspace=workspace)
+            prepacked = [(qgemm.weight_only_prepack(d["w"]), d["s"].t().contiguous().t() if bits == "w4" else d["s"],
+                          d["o"].t().contiguous().t() if bits == "w4" else None) for d in data]
+            case.peers["qgemm prepacked"] = lambda i, d=data, p=prepacked, g=group: qgemm.weight_only_mm(
+                d[i]["a"], p[i][0], p[i][1], p[i][2], g, out=d[i]["out"], workspace=workspace)
+            try:
+                if bits == "w4":
+                    # tinygemm: uint8 [N, K/2] with element 2j in the high nibble, w = (q − 8)·s + z,
+                    # so z = o + 8·s; scales and zeros interleaved as [groups, N, 2].
+                    tiny = [(torch._convert_weight_to_int4pack((d["q"][:, 0::2] << 4) | d["q"][:, 1::2], 8),
+                             torch.stack((d["s"], (d["o"].float() + 8 * d["s"].float()).to(bf16)), dim=-1)
+                             .transpose(0, 1).contiguous()) for d in data]
+                    case.peers["torch._weight_int4pack_mm"] = lambda i, d=data, t=tiny: torch._weight_int4pack_mm(
+                        d[i]["a"], t[i][0], WONLY_GROUP, t[i][1])
+                else:
+                    case.peers["torch._weight_int8pack_mm"] = lambda i, d=data: torch._weight_int8pack_mm(
+                        d[i]["a"], d[i]["w"], d[i]["s"])
+            except (RuntimeError, AttributeError) as error:  # not in this torch build / for this shape
+                print(f"  {case.op} {case.shape}: PyTorch's weight-only kernel skipped ({error})".splitlines()[0])
+            args = (lambda d: (d["a"], d["w"], d["s"], d["o"])) if bits == "w4" else (
+                lambda d: (d["a"], d["w"], d["s"]))
+            case.peers["torch eager dequant+linear"] = lambda i, d=data, f=composite, x=args: f(*x(d[i]))
+            if compiled_composite is not None:
+                case.peers["torch.compile dequant+linear"] = lambda i, d=data, f=compiled_composite, x=args: f(
+                    *x(d[i]))
+            case.peers["torch bf16 linear"] = lambda i, d=data: F.linear(d[i]["a"], d[i]["w_ref"])
+            case.tolerance = WONLY_TOLERANCE
+            yield case
+
+
+def relative_error(torch: Any, out: Any, reference: Any) -> float:
+    """max |out − reference| / max |reference|, in fp32."""
+    return float((out.float() - reference).abs().max() / reference.abs().max().clamp_min(1e-30))
+
+
 def with_pdl_off_peer(peers: Dict[str, Peer]) -> Dict[str, Peer]:
     """peers with "qgemm, PDL off" after "qgemm": the same call launched without programmatic
     dependent launch (so a captured graph has ordinary edges between the qgemm kernels)."""
@@ -344,7 +457,8 @@ def with_pdl_off_peer(peers: Dict[str, Peer]) -> Dict[str, Peer]:
 
 
 FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases, "quant": quant_cases,
-                                                              "fused": fused_cases, "attention": attention_cases}
+                                                              "fused": fused_cases, "attention": attention_cases,
+                                                              "wonly": wonly_cases}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -379,6 +493,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     pdl_applies = qgemm.programmatic_dependent_launch() and torch.cuda.get_device_capability(0)[0] >= 9
     ops = set(args.ops.split(",")) if args.ops else None
     shapes = set(args.shapes.split(",")) if args.shapes else None
+    disagreeing = 0  # peers whose output missed their case's reference
     for case in FAMILIES[args.family](torch, not args.no_compile):
         if ops is not None and case.op.split()[0] not in ops:
             continue
@@ -389,6 +504,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         row = {}
         for peer, fn in case.peers.items():
             try:
+                rel_err = None
+                if case.reference is not None:
+                    rel_err = relative_error(torch, fn(0), case.reference)
+                    if not rel_err <= case.tolerance:
+                        disagreeing += 1
+                        print(f"  {case.op} {case.shape} {peer}: DISAGREES with the reference, relative error "
+                              f"{rel_err:.3g} > {case.tolerance:g}")
                 us = timer(torch, fn, case.sets, runs, args.warmup)
             except Exception as error:  # a peer that cannot run this case (e.g. a torch limit)
                 print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})".splitlines()[0])
@@ -396,6 +518,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             row[peer] = us
             record = {"family": case.family, "op": case.op, "shape": case.shape, "peer": peer,
                       "median_us": round(us, 3), "runs": runs, "timing": args.timing}
+            if rel_err is not None:
+                record["max_rel_err"] = float(f"{rel_err:.3g}")
             if case.flops:
                 record["tflops"] = round(case.flops / us * 1e-6, 2)
             record["gbps"] = round(case.bytes_moved / us * 1e-3, 1)
@@ -409,6 +533,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
         print(f"wrote {args.json}")
+    if disagreeing:
+        print(f"{disagreeing} peer(s) disagreed with their case's reference", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,0 +1,44 @@
+"""python -m qgemm.bench on the GPU: the wonly family runs every peer, and
+each peer's output matches the fp32 reference of its case (the check that
+keeps PyTorch's differently packed peers honest); a tolerance nothing meets
+makes the benchmark fail."""
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import qgemm  # noqa: E402
+from qgemm import bench  # noqa: E402
+
+cuda = pytest.mark.skipif(not (torch.cuda.is_available() and qgemm.built_with_cuda()),
+                          reason="needs a CUDA GPU and a CUDA build of qgemm")
+# Small and odd sizes: M = 1 and 33 (decode and tensor-core kernels), N = 1000 (not a tile multiple).
+SHAPES = [(1, 1000, 512), (33, 4096, 1024)]
+ARGS = ["wonly", "--runs", "50", "--warmup", "2", "--no-compile"]
+
+
+@cuda
+def test_wonly_peers_match_the_reference(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "WONLY_SHAPES", SHAPES)
+    path = tmp_path / "wonly.json"
+    assert bench.main(ARGS + ["--json", str(path)]) == 0
+    records = json.loads(path.read_text())["results"]
+    seen = {(r["op"], (r["shape"]["M"], r["shape"]["N"], r["shape"]["K"]), r["peer"]): r for r in records}
+    expected = ["qgemm", "qgemm prepacked", "torch eager dequant+linear", "torch bf16 linear"]
+    for label, torch_kernel in (("W4A16 g128", "torch._weight_int4pack_mm"),
+                                ("W8A16 per-channel", "torch._weight_int8pack_mm")):
+        for shape in SHAPES:
+            peers = expected + ([torch_kernel] if hasattr(torch, torch_kernel.split(".")[1]) else [])
+            for peer in peers:
+                record = seen.get((f"weight_only_mm {label} bf16", shape, peer))
+                assert record is not None, (label, shape, peer)
+                assert 0 <= record["max_rel_err"] <= bench.WONLY_TOLERANCE, record
+                assert record["median_us"] > 0
+
+
+@cuda
+def test_wonly_fails_when_a_peer_misses_the_reference(monkeypatch):
+    monkeypatch.setattr(bench, "WONLY_SHAPES", SHAPES[:1])
+    monkeypatch.setattr(bench, "WONLY_TOLERANCE", 0.0)  # no bf16 output is exact
+    assert bench.main(ARGS) == 1
