@@ -1,7 +1,7 @@
 """Benchmarks of the qgemm ops through the Python binding next to their
 PyTorch peers, in one process on one GPU:
 
-    python -m qgemm.bench gemm|quant|fused|attention [--json FILE] [--runs 100] [--no-compile]
+    python -m qgemm.bench gemm|quant|fused|attention|wonly [--json FILE] [--runs 100] [--no-compile]
                                            [--timing graph|events] [--ops NAME,...]
                                            [--shapes AxB[xC],...]
 
@@ -13,8 +13,11 @@ events around single Python calls, so host overhead is included when it
 exceeds the kernel time. Medians of many runs after warm-up, with the inputs
 rotated over enough copies that the working set exceeds the L2 cache.
 Peers of the same computation: the eager PyTorch composite, torch.compile of
-that composite, and torch._scaled_mm for fp8 GEMMs; for the fused ops also a
-copy of the same number of bytes, the floor of any one call of that size. (add_rms_norm_quant's
+that composite, and torch._scaled_mm for fp8 GEMMs; PyTorch's weight-only
+kernels and the bf16 F.linear for weight_only_mm (whose peers are each
+checked against an fp32 reference first); for the fused ops and
+weight_only_mm also a copy of the same number of bytes, the floor of any one
+call of that size. (add_rms_norm_quant's
 residual grows with every call: timing only, the values are not checked.) A family is a list of
 cases, each with named peers (callables of the rotation index), so adding a
 family or a peer is one function. The JSON records the device, the commit
@@ -350,7 +353,8 @@ def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
     (torch._weight_int4pack_mm, tinygemm's W4 with its own packing and
     [groups, N, 2] scale/zero layout; torch._weight_int8pack_mm), an eager
     dequantize-then-F.linear composite, torch.compile of it, and F.linear on
-    the dequantized bf16 weight (cuBLAS, the unquantized baseline). qgemm runs
+    the dequantized bf16 weight (cuBLAS, the unquantized baseline), and a copy
+    of the bytes the call reads and writes (its floor). qgemm runs
     on the plain layout with row-major parameters (what the quantization
     helpers give) and on the prepacked layout with group-major parameters
     (what its fastest decode kernels read), each with a workspace."""
@@ -429,6 +433,7 @@ def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
                     *x(d[i]))
             case.peers["torch bf16 linear"] = lambda i, d=data: F.linear(d[i]["a"], d[i]["w_ref"])
             case.tolerance = WONLY_TOLERANCE
+            case.peers["copy (same bytes)"] = same_size_copy(torch, set_bytes, sets)
             yield case
 
 
@@ -473,7 +478,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                              "events: CUDA events around each Python call (includes host overhead)")
     parser.add_argument("--ops", help="only these ops, comma-separated (e.g. rms_norm_quant,layer_norm_quant)")
     parser.add_argument("--shapes", help="only these shapes, comma-separated, the shape's sizes joined by x "
-                                         "(fused/quant TxH, gemm MxNxK)")
+                                         "(fused/quant TxH, gemm/wonly MxNxK)")
     args = parser.parse_args(argv)
     import os
 
@@ -505,7 +510,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for peer, fn in case.peers.items():
             try:
                 rel_err = None
-                if case.reference is not None:
+                if case.reference is not None and not peer.startswith("copy"):
                     rel_err = relative_error(torch, fn(0), case.reference)
                     if not rel_err <= case.tolerance:
                         disagreeing += 1
