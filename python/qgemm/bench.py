@@ -3,7 +3,7 @@ PyTorch peers, in one process on one GPU:
 
     python -m qgemm.bench gemm|quant|fused|attention|wonly [--json FILE] [--runs 100] [--no-compile]
                                            [--timing graph|events] [--ops NAME,...]
-                                           [--shapes AxB[xC],...]
+                                           [--shapes AxB[xC],...] [--rounds R]
 
 --timing graph (default): each peer's calls, one per rotated input set, are
 captured in a CUDA graph and the replays are timed with CUDA events: the
@@ -472,6 +472,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--runs", type=int, default=100, help="timed calls per peer (median; at least 50)")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time every case's peers this many times round-robin and report each peer's median "
+                             "of its round medians, with round_spread ((max - min) / median) in the record")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peers")
     parser.add_argument("--timing", choices=("graph", "events"), default="graph",
                         help="graph: device time per call, calls replayed from a CUDA graph (default); "
@@ -488,6 +491,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("qgemm.bench needs a CUDA GPU, PyTorch with CUDA and a CUDA build of qgemm", file=sys.stderr)
         return 2
     runs = max(args.runs, 50)
+    rounds = max(args.rounds, 1)
     device = torch.cuda.get_device_name(0)
     results = []
     print(f"{device} | qgemm {qgemm.__version__} | torch {torch.__version__} | {args.timing} timing, "
@@ -506,23 +510,39 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         if "qgemm" in case.peers and pdl_applies:
             case.peers = with_pdl_off_peer(case.peers)
-        row = {}
+        errors: Dict[str, Optional[float]] = {}  # peer → relative error of its output (None: not checked)
         for peer, fn in case.peers.items():
             try:
-                rel_err = None
+                errors[peer] = None
                 if case.reference is not None and not peer.startswith("copy"):
-                    rel_err = relative_error(torch, fn(0), case.reference)
-                    if not rel_err <= case.tolerance:
+                    errors[peer] = relative_error(torch, fn(0), case.reference)
+                    if not errors[peer] <= case.tolerance:
                         disagreeing += 1
                         print(f"  {case.op} {case.shape} {peer}: DISAGREES with the reference, relative error "
-                              f"{rel_err:.3g} > {case.tolerance:g}")
-                us = timer(torch, fn, case.sets, runs, args.warmup)
+                              f"{errors[peer]:.3g} > {case.tolerance:g}")
             except Exception as error:  # a peer that cannot run this case (e.g. a torch limit)
                 print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})".splitlines()[0])
-                continue
+                del errors[peer]
+        # Each round times every peer once, in order: the clock drift of a long
+        # sequence (power cap, heat) then lands on every peer alike.
+        times: Dict[str, List[float]] = {peer: [] for peer in errors}
+        for _ in range(rounds):
+            for peer in list(times):
+                try:
+                    times[peer].append(timer(torch, case.peers[peer], case.sets, runs, args.warmup))
+                except Exception as error:  # e.g. a peer that cannot be captured in a graph
+                    print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})"
+                          .splitlines()[0])
+                    del times[peer]
+        row = {}
+        for peer in times:
+            rel_err, us = errors[peer], statistics.median(times[peer])
             row[peer] = us
             record = {"family": case.family, "op": case.op, "shape": case.shape, "peer": peer,
                       "median_us": round(us, 3), "runs": runs, "timing": args.timing}
+            if rounds > 1:
+                record["rounds"] = rounds
+                record["round_spread"] = round((max(times[peer]) - min(times[peer])) / us, 4)
             if rel_err is not None:
                 record["max_rel_err"] = float(f"{rel_err:.3g}")
             if case.flops:
