@@ -3,7 +3,7 @@ PyTorch peers, in one process on one GPU:
 
     python -m qgemm.bench gemm|quant|fused|attention|wonly [--json FILE] [--runs 100] [--no-compile]
                                            [--timing graph|events] [--ops NAME,...]
-                                           [--shapes AxB[xC],...] [--rounds R]
+                                           [--shapes AxB[xC],...] [--rounds R] [--cooldown MS]
 
 --timing graph (default): each peer's calls, one per rotated input set, are
 captured in a CUDA graph and the replays are timed with CUDA events: the
@@ -31,6 +31,7 @@ import json
 import math
 import statistics
 import sys
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import qgemm
@@ -420,7 +421,7 @@ def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
                              .transpose(0, 1).contiguous()) for d in data]
                     case.peers["torch._weight_int4pack_mm"] = lambda i, d=data, t=tiny: torch._weight_int4pack_mm(
                         d[i]["a"], t[i][0], WONLY_GROUP, t[i][1])
-                else:
+                elif m <= 64:  # a decode kernel: 131 / 522 ms at M = 256 / 1024 on (28672, 8192) (H200)
                     case.peers["torch._weight_int8pack_mm"] = lambda i, d=data: torch._weight_int8pack_mm(
                         d[i]["a"], d[i]["w"], d[i]["s"])
             except (RuntimeError, AttributeError) as error:  # not in this torch build / for this shape
@@ -466,12 +467,20 @@ FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases
                                                               "wonly": wonly_cases}
 
 
+def write_report(path: str, report: Dict[str, Any], results: List[Dict[str, Any]]) -> None:
+    with open(path, "w") as f:
+        json.dump(dict(report, results=results), f, indent=1)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qgemm.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("family", choices=sorted(FAMILIES))
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--runs", type=int, default=100, help="timed calls per peer (median; at least 50)")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--cooldown", type=float, default=0.0, metavar="MS",
+                        help="pause this many milliseconds before timing each peer, so that every peer starts "
+                             "from an idle GPU instead of its predecessor's clock (as qgemm bench --cooldown)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="time every case's peers this many times round-robin and report each peer's median "
                              "of its round medians, with round_spread ((max - min) / median) in the record")
@@ -503,6 +512,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ops = set(args.ops.split(",")) if args.ops else None
     shapes = set(args.shapes.split(",")) if args.shapes else None
     disagreeing = 0  # peers whose output missed their case's reference
+    report = {"device": device, "commit": os.environ.get("QGEMM_COMMIT", "unknown"),
+              "command": "python -m qgemm.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "qgemm": qgemm.__version__, "torch": torch.__version__}
     for case in FAMILIES[args.family](torch, not args.no_compile):
         if ops is not None and case.op.split()[0] not in ops:
             continue
@@ -529,6 +541,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         for _ in range(rounds):
             for peer in list(times):
                 try:
+                    if args.cooldown > 0:
+                        torch.cuda.synchronize()
+                        time.sleep(args.cooldown / 1e3)
                     times[peer].append(timer(torch, case.peers[peer], case.sets, runs, args.warmup))
                 except Exception as error:  # e.g. a peer that cannot be captured in a graph
                     print(f"  {case.op} {case.shape} {peer}: skipped ({type(error).__name__}: {error})"
@@ -551,12 +566,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             results.append(record)
         shape = " ".join(f"{k}={v}" for k, v in case.shape.items())
         print(f"{case.op:<28} {shape:<24} " + "  ".join(f"{p} {t:9.2f}" for p, t in row.items()))
+        if args.json:  # rewritten after every case: a run cut short keeps what it measured
+            write_report(args.json, report, results)
     if args.json:
-        report = {"device": device, "commit": os.environ.get("QGEMM_COMMIT", "unknown"),
-                  "command": "python -m qgemm.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-                  "qgemm": qgemm.__version__, "torch": torch.__version__, "results": results}
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+        write_report(args.json, report, results)
         print(f"wrote {args.json}")
     if disagreeing:
         print(f"{disagreeing} peer(s) disagreed with their case's reference", file=sys.stderr)
