@@ -9,7 +9,7 @@
 #   scripts/device_python.sh [tests|bench|all]   (default: tests)
 # Environment: QGEMM_CUDA_ARCHS (default 90a), QGEMM_COMMIT (for bench JSON),
 # PYTEST_ARGS (extra pytest arguments, e.g. "-k torch"), QGEMM_BENCH_FAMILIES
-# (default "gemm quant fused"), QGEMM_BENCH_ARGS (extra arguments, e.g. "--no-compile"),
+# (default "gemm quant fused wonly"), QGEMM_BENCH_ARGS (extra arguments, e.g. "--no-compile"),
 # QGEMM_BENCH_TIMEOUT (seconds per family, 250).
 set -uo pipefail
 what="${1:-tests}"
@@ -60,7 +60,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   tail -n 1 "$out/pytest.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  for family in ${QGEMM_BENCH_FAMILIES:-gemm quant fused}; do
+  for family in ${QGEMM_BENCH_FAMILIES:-gemm quant fused wonly}; do
     # shellcheck disable=SC2086
     timeout "${QGEMM_BENCH_TIMEOUT:-250}" python3 -m qgemm.bench "$family" ${QGEMM_BENCH_ARGS:-} \
       --json "$out/python-bench-$family.json" 2>&1 | tee "$out/python-bench-$family.log" \

@@ -514,7 +514,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     disagreeing = 0  # peers whose output missed their case's reference
     report = {"device": device, "commit": os.environ.get("QGEMM_COMMIT", "unknown"),
               "command": "python -m qgemm.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "qgemm": qgemm.__version__, "torch": torch.__version__}
+              "qgemm": qgemm.__version__, "torch": torch.__version__,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for case in FAMILIES[args.family](torch, not args.no_compile):
         if ops is not None and case.op.split()[0] not in ops:
             continue
