@@ -15,6 +15,7 @@ from . import _qgemm
 from ._arrays import Fp8, fp8
 from ._torch_ops import enabled as torch_ops_registered
 from .calibration import Calibrator
+from .checkpoints import Int4Weight, from_awq, from_gptq
 from .gemm import azp_adj, scaled_mm, scaled_mm_azp, scaled_mm_workspace_bytes
 from .fused import (add_rms_norm_quant, bias_gelu_quant, bias_gelu_quant_int32, layer_norm_quant,
                     layer_norm_quant_int32, rms_norm_quant, silu_and_mul_quant)
@@ -64,7 +65,7 @@ __all__ = [
     "pack_int4", "unpack_int4", "rms_norm_quant", "add_rms_norm_quant", "layer_norm_quant", "layer_norm_quant_int32",
     "silu_and_mul_quant", "bias_gelu_quant", "bias_gelu_quant_int32", "weight_only_mm", "weight_only_prepack",
     "weight_only_workspace_bytes", "weight_only_dense_workspace_bytes", "weight_only_prepacked_shape",
-    "kv_cache_write", "paged_attention_decode", "paged_attention_workspace_bytes",
+    "Int4Weight", "from_awq", "from_gptq", "kv_cache_write", "paged_attention_decode", "paged_attention_workspace_bytes",
     "built_with_cuda", "cuda_archs", "cuda_device_count", "set_programmatic_dependent_launch",
     "programmatic_dependent_launch", "torch_ops_registered",
     "__version__",
