@@ -88,4 +88,41 @@ void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
 void pack_int4(const TensorView& out_packed, const TensorView& values);
 void unpack_int4(const TensorView& out_values, const TensorView& packed);
 
+// GPTQ and AWQ int4 checkpoints (docs/weight_only.md, "GPTQ and AWQ
+// checkpoints"). Both store one linear layer as 4-bit codes q (0…15) eight to
+// an int32 word (nibble i = bits 4i…4i+3), 4-bit zero points z per group and
+// output channel, and scales s [K/group, N], with
+//   w[n, k] = (q[n, k] − z[g, n]) · s[g, n],   g = k / group_size,
+// which is weight_only_mm's ŵ = round_T(q·s_T + o_T) with o = −z·s. These
+// write the codes as the plain int4 weight (out_w uint8 [N, K/2], as
+// pack_int4) and the offsets o (out_offsets [N, K/group], fp32: exact; fp16 /
+// bf16: −z·s rounded once). The checkpoint's scales are used as they are,
+// viewed transposed — a row-major [K/group, N] tensor viewed as [N, K/group]
+// with strides (1, N) is the group-major layout weight_only_mm reads fastest:
+//   TensorView::strided(scales.data(), scales.dtype(), {N, G}, {1, N})
+// and weight_only_mm wants the offsets in the scales' layout, so pass
+// out_offsets group-major the same way (a row-major one is written too, for
+// scales re-laid row-major).
+// (weight_only_mm takes scales and offsets in one dtype: with fp32 offsets,
+// widen the scales to fp32 as well.) The group count G is scales.size(0);
+// group_size = K / G.
+//
+// GPTQ (AutoGPTQ, GPTQModel): qweight int32 [K/8, N] packed along K (nibble
+// i of word [r, n]: q[n, 8r + i]); qzeros int32 [K/group, N/8] packed along N
+// (nibble i of word [g, c]: column 8c + i) holding z − zero_offset: 1 for
+// "gptq" (v1) checkpoints, which store z − 1, 0 for "gptq_v2". g_idx (int32
+// or int64 [K]), when given, must be k / group_size: act-order (desc_act)
+// checkpoints permute the groups over K, which contiguous groups cannot
+// express, and are refused.
+void int4_from_gptq(const TensorView& out_w, const TensorView& out_offsets, const TensorView& qweight,
+                    const TensorView& qzeros, const TensorView& scales,
+                    const std::optional<TensorView>& g_idx = std::nullopt, int zero_offset = 1);
+
+// AWQ (AutoAWQ "gemm" packing): qweight int32 [K, N/8] and qzeros int32
+// [K/group, N/8], both packed along N in AWQ's order: nibble i of word c holds
+// column 8c + kAwqOrder[i]. CPU only, as int4_from_gptq.
+constexpr int kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+void int4_from_awq(const TensorView& out_w, const TensorView& out_offsets, const TensorView& qweight,
+                   const TensorView& qzeros, const TensorView& scales);
+
 }  // namespace qgemm

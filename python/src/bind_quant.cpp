@@ -1,6 +1,7 @@
 // Python bindings of qgemm/quant.h: the out-parameter forms. QuantOptions is
 // flattened into keyword arguments (mode, symmetric, narrow_range,
 // group_size); the C++ argument `in` is `input` (a Python keyword).
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <string>
@@ -91,6 +92,33 @@ void bind_quant(nb::module_& m) {
         unpack_int4(out_v, packed_v);
       },
       nb::arg("out_values").none(), nb::arg("packed").none(), "unpacks two 4-bit values per byte (CPU)");
+  m.def(
+      "int4_from_gptq",
+      [](nb::handle out_w, nb::handle out_offsets, nb::handle qweight, nb::handle qzeros, nb::handle scales,
+         nb::handle g_idx, int zero_offset) {
+        CallArrays arrays;
+        const TensorView out_w_v = arrays.view(out_w, "out_w"), out_offsets_v = arrays.view(out_offsets, "out_offsets");
+        const TensorView qweight_v = arrays.view(qweight, "qweight"), qzeros_v = arrays.view(qzeros, "qzeros");
+        const TensorView scales_v = arrays.view(scales, "scales");
+        const auto g_idx_v = arrays.optional_view(g_idx, "g_idx");
+        nb::gil_scoped_release unlocked;
+        int4_from_gptq(out_w_v, out_offsets_v, qweight_v, qzeros_v, scales_v, g_idx_v, zero_offset);
+      },
+      nb::arg("out_w").none(), nb::arg("out_offsets").none(), nb::arg("qweight").none(), nb::arg("qzeros").none(),
+      nb::arg("scales").none(), nb::arg("g_idx").none() = nb::none(), nb::arg("zero_offset") = 1,
+      "a GPTQ int4 layer → the plain int4 weight and the offsets −z·s (CPU)");
+  m.def(
+      "int4_from_awq",
+      [](nb::handle out_w, nb::handle out_offsets, nb::handle qweight, nb::handle qzeros, nb::handle scales) {
+        CallArrays arrays;
+        const TensorView out_w_v = arrays.view(out_w, "out_w"), out_offsets_v = arrays.view(out_offsets, "out_offsets");
+        const TensorView qweight_v = arrays.view(qweight, "qweight"), qzeros_v = arrays.view(qzeros, "qzeros");
+        const TensorView scales_v = arrays.view(scales, "scales");
+        nb::gil_scoped_release unlocked;
+        int4_from_awq(out_w_v, out_offsets_v, qweight_v, qzeros_v, scales_v);
+      },
+      nb::arg("out_w").none(), nb::arg("out_offsets").none(), nb::arg("qweight").none(), nb::arg("qzeros").none(),
+      nb::arg("scales").none(), "an AWQ int4 layer → the plain int4 weight and the offsets −z·s (CPU)");
 }
 
 }  // namespace qgemm::python

@@ -1,8 +1,9 @@
 """GPTQ / AWQ int4 checkpoints into weight_only_mm's layout (qgemm.from_awq,
-qgemm.from_gptq): codes, scales and offsets bit for bit against packings
-written here from the formats' definitions, the layer's output against both
-qgemm's formula and the checkpoint's own, (q − z)·s, and the refusals. NumPy on
-the CPU; the same with PyTorch tensors (CPU, and CUDA where present) at the end."""
+qgemm.from_gptq over the C++ int4_from_awq / int4_from_gptq): codes, scales and
+offsets bit for bit against packings written here from the formats'
+definitions, the layer's output against both qgemm's formula and the
+checkpoint's own, (q − z)·s, and the refusals. NumPy on the CPU; the same with
+PyTorch tensors (CPU, and CUDA where present) at the end."""
 
 import numpy as np
 import pytest
@@ -120,17 +121,17 @@ def test_refusals(rng):
     act_order = (np.arange(128) % 4).astype(np.int32)
     with pytest.raises(ValueError, match="g_idx: an act-order"):
         qgemm.from_gptq(qweight, qzeros, s, act_order)
-    with pytest.raises(ValueError, match="g_idx: expected shape"):
+    with pytest.raises(ValueError, match=r"g_idx: expected a contiguous \[K=128\] vector"):
         qgemm.from_gptq(qweight, qzeros, s, np.zeros(64, np.int32))
-    with pytest.raises(TypeError, match="qweight: expected a 2-D int32"):
+    with pytest.raises(TypeError, match="qweight: .*int32.*fp32"):
         qgemm.from_gptq(qweight.astype(np.float32), qzeros, s)
-    with pytest.raises(TypeError, match="qzeros: expected a 2-D int32"):
+    with pytest.raises(TypeError, match="qzeros: .*int32.*uint8"):
         qgemm.from_awq(pack_awq(q.T), z, s)
-    with pytest.raises(ValueError, match="scales: expected shape"):
+    with pytest.raises(ValueError, match="scales: .*N=16"):
         qgemm.from_gptq(qweight, qzeros, s[:, :8])
-    with pytest.raises(ValueError, match="qzeros: expected shape"):
+    with pytest.raises(ValueError, match="qzeros: "):
         qgemm.from_gptq(qweight, qzeros[:2], s)
-    with pytest.raises(ValueError, match="scales: 3 groups do not divide K = 128"):
+    with pytest.raises(ValueError, match=r"scales: 3 groups \(rows\) do not divide K=128"):
         qgemm.from_awq(pack_awq(q.T), pack_awq(z[:3]), s[:3])
     with pytest.raises(TypeError, match="param_dtype"):
         qgemm.from_awq(pack_awq(q.T), pack_awq(z), s, param_dtype="bf16")  # NumPy has no bf16

@@ -1,5 +1,6 @@
 // Offline 4-bit weight preparation (CPU): asymmetric per-group quantization
-// into packed nibbles, and packing / unpacking (qgemm/quant.h).
+// into packed nibbles, packing / unpacking, and GPTQ / AWQ checkpoints into
+// the same layout (qgemm/quant.h).
 //
 // Packed layout: byte j of a row holds element 2j in bits 0–3 and element
 // 2j+1 in bits 4–7, both unsigned (0…15).
@@ -51,7 +52,145 @@ uint8_t* row_ptr(const TensorView& t, int64_t row) {
   return static_cast<uint8_t*>(t.data()) + row * (t.size(0) > 1 ? t.stride(0) : t.size(1)) * dtype_size(t.dtype());
 }
 
+// ---- GPTQ / AWQ checkpoints -----------------------------------------------
+
+// Nibble i (bits 4i…4i+3) of a packed int32 word.
+uint8_t nibble(int32_t word, int i) { return static_cast<uint8_t>((static_cast<uint32_t>(word) >> (4 * i)) & 0xFu); }
+
+// A checkpoint layer's sizes, from its validated tensors.
+struct Int4Layer {
+  int64_t k = 0, n = 0, groups = 0;
+  detail::MatrixSteps offsets_at{};  // out_offsets: (row n, group g) at n·row + g·col
+};
+
+// The checks both formats share: qweight [qweight_rows, qweight_cols] and
+// qzeros [G, N/8] int32 row-major, scales [G, N] row-major (G divides K),
+// out_w uint8 [N, K/2], out_offsets [N, G] row- or group-major.
+Int4Layer check_int4_checkpoint(const TensorView& out_w, const TensorView& out_offsets, const TensorView& qweight,
+                                const TensorView& qzeros, const TensorView& scales, int64_t k, int64_t n) {
+  detail::check_dtype(qweight, "qweight", {DType::kInt32});
+  detail::check_dtype(qzeros, "qzeros", {DType::kInt32});
+  detail::check_dtype(scales, "scales", {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
+  detail::check_dtype(out_w, "out_w", {DType::kUInt8});
+  detail::check_dtype(out_offsets, "out_offsets", {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
+  detail::check_rank(scales, "scales", 2);
+  Int4Layer layer;
+  layer.k = k;
+  layer.n = n;
+  layer.groups = scales.size(0);
+  check_cpu_matrix(qweight, "qweight", "rows", qweight.size(0), "columns", qweight.size(1));
+  if (n % 8 != 0) {
+    fail(ErrorKind::kValue, "qweight: N=" + std::to_string(n) + " must be a multiple of 8 (eight zero points per qzeros word)");
+  }
+  check_cpu_matrix(scales, "scales", "K/group_size", layer.groups, "N", n);
+  if (layer.groups < 1 || k % layer.groups != 0) {
+    fail(ErrorKind::kValue, "scales: " + std::to_string(layer.groups) + " groups (rows) do not divide K=" +
+                                std::to_string(k));
+  }
+  check_cpu_matrix(qzeros, "qzeros", "K/group_size", layer.groups, "N/8", n / 8);
+  check_cpu_matrix(out_w, "out_w", "N", n, "K/2", k / 2);
+  layer.offsets_at = check_param_output(out_offsets, "out_offsets", n, layer.groups);
+  return layer;
+}
+
+// out_offsets[n, g] = −z·s (exact in fp32; one rounding in 16 bits), z = zero(g, n).
+template <class ZeroAt>
+void write_offsets(const TensorView& out_offsets, const TensorView& scales, const Int4Layer& layer, ZeroAt zero) {
+  const int64_t scales_ld = layer.groups > 1 ? scales.stride(0) : layer.n;
+  for (int64_t g = 0; g < layer.groups; ++g) {
+    for (int64_t col = 0; col < layer.n; ++col) {
+      const float s = detail::load_float(scales.data(), g * scales_ld + col, scales.dtype());
+      detail::store_float(out_offsets.data(), col * layer.offsets_at.row + g * layer.offsets_at.col,
+                          out_offsets.dtype(), -static_cast<float>(zero(g, col)) * s);
+    }
+  }
+}
+
+int64_t row_stride(const TensorView& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
+
 }  // namespace
+
+void int4_from_gptq(const TensorView& out_w, const TensorView& out_offsets, const TensorView& qweight,
+                    const TensorView& qzeros, const TensorView& scales, const std::optional<TensorView>& g_idx,
+                    int zero_offset) {
+  detail::check_rank(qweight, "qweight", 2);
+  detail::check_rank(qzeros, "qzeros", 2);
+  const int64_t k = qweight.size(0) * 8, n = qweight.size(1);
+  const Int4Layer layer = check_int4_checkpoint(out_w, out_offsets, qweight, qzeros, scales, k, n);
+  if (zero_offset != 0 && zero_offset != 1) {
+    fail(ErrorKind::kValue, "zero_offset: expected 1 (gptq v1 checkpoints store z − 1) or 0 (gptq_v2), got " +
+                                std::to_string(zero_offset));
+  }
+  const int64_t group_size = k / layer.groups;
+  if (g_idx) {
+    detail::check_dtype(*g_idx, "g_idx", {DType::kInt32, DType::kInt64});
+    check_cpu(*g_idx, "g_idx");
+    if (g_idx->rank() != 1 || g_idx->size(0) != k || (k > 1 && g_idx->stride(0) != 1)) {
+      fail(ErrorKind::kValue, "g_idx: expected a contiguous [K=" + std::to_string(k) + "] vector, got shape " +
+                                  detail::shape_string(*g_idx));
+    }
+    detail::check_not_null(*g_idx, "g_idx");
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t group = g_idx->dtype() == DType::kInt32 ? static_cast<const int32_t*>(g_idx->data())[i]
+                                                            : static_cast<const int64_t*>(g_idx->data())[i];
+      if (group != i / group_size) {
+        fail(ErrorKind::kValue, "g_idx: an act-order (desc_act) checkpoint (g_idx[" + std::to_string(i) + "] = " +
+                                    std::to_string(group) + ", expected k / group_size = " +
+                                    std::to_string(i / group_size) +
+                                    "): weight_only_mm needs contiguous groups along K");
+      }
+    }
+  }
+  // Word [r, col] holds q[col, 8r + i] in nibble i: four bytes of row col.
+  const auto* words = static_cast<const int32_t*>(qweight.data());
+  const int64_t words_ld = row_stride(qweight), w_ld = row_stride(out_w);
+  auto* w = static_cast<uint8_t*>(out_w.data());
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < k / 8; ++r) {
+    for (int64_t col = 0; col < n; ++col) {
+      const int32_t word = words[r * words_ld + col];
+      for (int j = 0; j < 4; ++j) {
+        w[col * w_ld + 4 * r + j] = static_cast<uint8_t>(nibble(word, 2 * j) | (nibble(word, 2 * j + 1) << 4));
+      }
+    }
+  }
+  const auto* zeros = static_cast<const int32_t*>(qzeros.data());
+  const int64_t zeros_ld = row_stride(qzeros);
+  write_offsets(out_offsets, scales, layer, [&](int64_t g, int64_t col) {
+    return nibble(zeros[g * zeros_ld + col / 8], static_cast<int>(col % 8)) + zero_offset;
+  });
+}
+
+void int4_from_awq(const TensorView& out_w, const TensorView& out_offsets, const TensorView& qweight,
+                   const TensorView& qzeros, const TensorView& scales) {
+  detail::check_rank(qweight, "qweight", 2);
+  detail::check_rank(qzeros, "qzeros", 2);
+  const int64_t k = qweight.size(0), n = qweight.size(1) * 8;
+  if (k % 2 != 0) fail(ErrorKind::kValue, "qweight: K=" + std::to_string(k) + " rows must be even to pack two per byte");
+  const Int4Layer layer = check_int4_checkpoint(out_w, out_offsets, qweight, qzeros, scales, k, n);
+  // Word [k, c] holds q[8c + kAwqOrder[i], k] in nibble i; rows k and k + 1
+  // meet in one byte of each output row.
+  const auto* words = static_cast<const int32_t*>(qweight.data());
+  const int64_t words_ld = row_stride(qweight), w_ld = row_stride(out_w);
+  auto* w = static_cast<uint8_t*>(out_w.data());
+#pragma omp parallel for schedule(static)
+  for (int64_t pair = 0; pair < k / 2; ++pair) {
+    for (int64_t c = 0; c < n / 8; ++c) {
+      const int32_t even = words[2 * pair * words_ld + c], odd = words[(2 * pair + 1) * words_ld + c];
+      for (int i = 0; i < 8; ++i) {
+        w[(8 * c + kAwqOrder[i]) * w_ld + pair] = static_cast<uint8_t>(nibble(even, i) | (nibble(odd, i) << 4));
+      }
+    }
+  }
+  // The column of nibble i of a word is 8c + kAwqOrder[i]: invert for the zeros.
+  int nibble_of_column[8];
+  for (int i = 0; i < 8; ++i) nibble_of_column[kAwqOrder[i]] = i;
+  const auto* zeros = static_cast<const int32_t*>(qzeros.data());
+  const int64_t zeros_ld = row_stride(qzeros);
+  write_offsets(out_offsets, scales, layer, [&](int64_t g, int64_t col) {
+    return static_cast<int>(nibble(zeros[g * zeros_ld + col / 8], nibble_of_column[col % 8]));
+  });
+}
 
 void pack_int4(const TensorView& out_packed, const TensorView& values) {
   detail::check_dtype(values, "values", {DType::kUInt8});
