@@ -395,10 +395,10 @@ def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
                                           scales.repeat_interleave(WONLY_GROUP, 1))
                 else:
                     weight = torch.randint(-128, 128, (n, k), dtype=torch.int8, device="cuda")
-                    scales, offsets = scales.view(n), None
+                    q, scales, offsets = None, scales.view(n), None
                     w_ref = weight.to(bf16) * scales[:, None]
-                data.append({"a": a, "w": weight, "s": scales, "o": offsets, "w_ref": w_ref, "q": q if bits == "w4"
-                             else None, "out": torch.empty(m, n, device="cuda", dtype=bf16)})
+                data.append({"a": a, "w": weight, "s": scales, "o": offsets, "w_ref": w_ref, "q": q,
+                             "out": torch.empty(m, n, device="cuda", dtype=bf16)})
             label = f"W4A16 g{WONLY_GROUP}" if bits == "w4" else "W8A16 per-channel"
             case = Case("wonly", f"weight_only_mm {label} bf16", {"M": m, "N": n, "K": k}, 2.0 * m * n * k,
                         set_bytes, sets)
@@ -438,7 +438,7 @@ def wonly_cases(torch: Any, use_compile: bool) -> Iterator[Case]:
             yield case
 
 
-def relative_error(torch: Any, out: Any, reference: Any) -> float:
+def relative_error(out: Any, reference: Any) -> float:
     """max |out − reference| / max |reference|, in fp32."""
     return float((out.float() - reference).abs().max() / reference.abs().max().clamp_min(1e-30))
 
@@ -528,7 +528,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             try:
                 errors[peer] = None
                 if case.reference is not None and not peer.startswith("copy"):
-                    errors[peer] = relative_error(torch, fn(0), case.reference)
+                    errors[peer] = relative_error(fn(0), case.reference)
                     if not errors[peer] <= case.tolerance:
                         disagreeing += 1
                         print(f"  {case.op} {case.shape} {peer}: DISAGREES with the reference, relative error "

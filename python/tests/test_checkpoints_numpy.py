@@ -76,12 +76,20 @@ def check_layer(rng, weight, q, z, s, group_size):
     assert np.abs(out - checkpoint).max() <= 4e-3 * np.abs(checkpoint).max()
 
 
+def check_both_layouts(rng, convert, q, z, s, group_size, param_dtype=np.float16):
+    """The plain weight bit for bit; the default, prepacked one equal to
+    weight_only_prepack of it and run through weight_only_mm."""
+    plain = convert(prepack=False)
+    check_weight(plain, q, z, s, group_size, param_dtype)
+    prepacked = convert()
+    np.testing.assert_array_equal(prepacked.w, qgemm.weight_only_prepack(plain.w))
+    check_layer(rng, prepacked, q, z, s, group_size)
+
+
 @pytest.mark.parametrize("n,k,group_size", [(48, 256, 64), (16, 512, 128), (8, 96, 32)])
 def test_awq(rng, n, k, group_size):
     q, z, s = layer(rng, n, k, group_size)
-    weight = qgemm.from_awq(pack_awq(q.T), pack_awq(z), s)
-    check_weight(weight, q, z, s, group_size)
-    check_layer(rng, weight, q, z, s, group_size)
+    check_both_layouts(rng, lambda **kw: qgemm.from_awq(pack_awq(q.T), pack_awq(z), s, **kw), q, z, s, group_size)
 
 
 @pytest.mark.parametrize("zero_offset", [1, 0])  # v1 stores z − 1, v2 stores z
@@ -89,10 +97,8 @@ def test_awq(rng, n, k, group_size):
 def test_gptq(rng, n, k, group_size, zero_offset):
     q, z, s = layer(rng, n, k, group_size, zero_low=zero_offset)
     g_idx = (np.arange(k) // group_size).astype(np.int32)
-    weight = qgemm.from_gptq(pack_gptq_weight(q.T), pack_gptq_zeros(z - zero_offset), s, g_idx,
-                             zero_offset=zero_offset)
-    check_weight(weight, q, z, s, group_size)
-    check_layer(rng, weight, q, z, s, group_size)
+    check_both_layouts(rng, lambda **kw: qgemm.from_gptq(pack_gptq_weight(q.T), pack_gptq_zeros(z - zero_offset), s,
+                                                         g_idx, zero_offset=zero_offset, **kw), q, z, s, group_size)
 
 
 def test_gptq_symmetric_is_exact(rng):
@@ -110,9 +116,8 @@ def test_per_channel_and_fp32_parameters(rng):
     # GPTQ with group_size −1 stores one group; fp32 parameters keep −z·s exact.
     n, k = 16, 128
     q, z, s = layer(rng, n, k, k, zero_low=1)
-    weight = qgemm.from_gptq(pack_gptq_weight(q.T), pack_gptq_zeros(z - 1), s, param_dtype="fp32")
-    check_weight(weight, q, z, s, k, np.float32)
-    check_layer(rng, weight, q, z, s, k)
+    check_both_layouts(rng, lambda **kw: qgemm.from_gptq(pack_gptq_weight(q.T), pack_gptq_zeros(z - 1), s,
+                                                         param_dtype="fp32", **kw), q, z, s, k, np.float32)
 
 
 def test_refusals(rng):
