@@ -32,7 +32,7 @@ import math
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 import qgemm
 
@@ -467,6 +467,14 @@ FAMILIES: Dict[str, Callable[[Any, bool], Iterator[Case]]] = {"gemm": gemm_cases
                                                               "wonly": wonly_cases}
 
 
+def selected(case: Case, ops: Optional[Set[str]], shapes: Optional[Set[str]]) -> bool:
+    """--ops: the op's name or its first words ("weight_only_mm" or
+    "weight_only_mm W4A16"); --shapes: the case's sizes joined by x."""
+    if ops is not None and not any((case.op + " ").startswith(op.strip() + " ") for op in ops):
+        return False
+    return shapes is None or "x".join(str(v) for v in case.shape.values()) in shapes
+
+
 def write_report(path: str, report: Dict[str, Any], results: List[Dict[str, Any]]) -> None:
     with open(path, "w") as f:
         json.dump(dict(report, results=results), f, indent=1)
@@ -488,7 +496,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--timing", choices=("graph", "events"), default="graph",
                         help="graph: device time per call, calls replayed from a CUDA graph (default); "
                              "events: CUDA events around each Python call (includes host overhead)")
-    parser.add_argument("--ops", help="only these ops, comma-separated (e.g. rms_norm_quant,layer_norm_quant)")
+    parser.add_argument("--ops", help="only these ops, comma-separated: names or their first words "
+                                      "(e.g. rms_norm_quant,layer_norm_quant; \"weight_only_mm W4A16\")")
     parser.add_argument("--shapes", help="only these shapes, comma-separated, the shape's sizes joined by x "
                                          "(fused/quant TxH, gemm/wonly MxNxK)")
     args = parser.parse_args(argv)
@@ -517,9 +526,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               "qgemm": qgemm.__version__, "torch": torch.__version__,
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for case in FAMILIES[args.family](torch, not args.no_compile):
-        if ops is not None and case.op.split()[0] not in ops:
-            continue
-        if shapes is not None and "x".join(str(v) for v in case.shape.values()) not in shapes:
+        if not selected(case, ops, shapes):
             continue
         if "qgemm" in case.peers and pdl_applies:
             case.peers = with_pdl_off_peer(case.peers)
