@@ -88,7 +88,7 @@ def _convert(run: Any, qweight: Any, qzeros: Any, scales: Any, extra: dict, n: i
         w, offsets, scales_host = (x.to(qweight.device) for x in (w, offsets, scales_host))
     if prepack:
         w = weight_only_prepack(w)
-    return Int4Weight(w, scales_host.T, offsets.T, k // groups if groups else 0)
+    return Int4Weight(w, scales_host.T, offsets.T, k // groups)  # groups ≥ 1: the C++ call checked
 
 
 def from_gptq(qweight: Any, qzeros: Any, scales: Any, g_idx: Any = None, *, zero_offset: int = 1,

@@ -48,8 +48,11 @@ void check_even_k(int64_t k, const char* name) {
   if (k % 2 != 0) fail(ErrorKind::kValue, std::string(name) + ": K=" + std::to_string(k) + " must be even to pack two 4-bit values per byte");
 }
 
+// Elements from one row of a validated matrix to the next (one row: its length).
+int64_t row_stride(const TensorView& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
+
 uint8_t* row_ptr(const TensorView& t, int64_t row) {
-  return static_cast<uint8_t*>(t.data()) + row * (t.size(0) > 1 ? t.stride(0) : t.size(1)) * dtype_size(t.dtype());
+  return static_cast<uint8_t*>(t.data()) + row * row_stride(t) * dtype_size(t.dtype());
 }
 
 // ---- GPTQ / AWQ checkpoints -----------------------------------------------
@@ -96,7 +99,7 @@ Int4Layer check_int4_checkpoint(const TensorView& out_w, const TensorView& out_o
 // out_offsets[n, g] = −z·s (exact in fp32; one rounding in 16 bits), z = zero(g, n).
 template <class ZeroAt>
 void write_offsets(const TensorView& out_offsets, const TensorView& scales, const Int4Layer& layer, ZeroAt zero) {
-  const int64_t scales_ld = layer.groups > 1 ? scales.stride(0) : layer.n;
+  const int64_t scales_ld = row_stride(scales);
   for (int64_t g = 0; g < layer.groups; ++g) {
     for (int64_t col = 0; col < layer.n; ++col) {
       const float s = detail::load_float(scales.data(), g * scales_ld + col, scales.dtype());
@@ -105,8 +108,6 @@ void write_offsets(const TensorView& out_offsets, const TensorView& scales, cons
     }
   }
 }
-
-int64_t row_stride(const TensorView& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
 
 }  // namespace
 
@@ -254,7 +255,7 @@ void quantize_weight_int4(const TensorView& out_packed, const TensorView& scale,
   const detail::MatrixSteps scale_at = check_param_output(scale, "scale", n, groups);
   const detail::MatrixSteps offset_at = check_param_output(offset, "offset", n, groups);
 
-  const int64_t w_stride = n > 1 ? w.stride(0) : k;
+  const int64_t w_stride = row_stride(w);
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < n; ++row) {
     uint8_t* packed = row_ptr(out_packed, row);
