@@ -357,14 +357,16 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
                 {129, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
-                {129, 6144, GemmKernel::kSm90Wide192},
+                {129, 6144, GemmKernel::kSm90Swapped},   // 96 tiles of 64 channels: 73 % of a wave
                 {193, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 6144, GemmKernel::kSm90Square},
-                {129, 10240, GemmKernel::kSm90Wide192},
-                {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
-                {144, 57344, GemmKernel::kSm90Wide},
-                {192, 8192, GemmKernel::kSm90Square},
+                {129, 10240, GemmKernel::kSm90Wide192},  // 160 swapped tiles: 61 % of two waves
+                {160, 11008, GemmKernel::kSm90Wide192},  // 172: 65 %; the tile model
+                {160, 28672, GemmKernel::kSm90Swapped},  // M = 129–192 where the swapped tiles fill
+                {144, 57344, GemmKernel::kSm90Swapped},
+                {192, 8192, GemmKernel::kSm90Swapped},
+                {192, 14336, GemmKernel::kSm90Swapped},  // 224 tiles: 85 % of two waves
                 {256, 10240, GemmKernel::kSm90Wide192},
                 {256, 28672, GemmKernel::kSm90Square},
                 // M > 256: the tile the tile model picks (kSm90Int8Tiles)
@@ -408,10 +410,12 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {192, 4096, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
-                {160, 28672, GemmKernel::kSm90Wide},  // M = 129–192, N ≥ 6144: the tile model
-                {136, 57344, GemmKernel::kSm90Wide},  // 128×192's rows past M (kSm90Fp8Tiles)
-                {192, 57344, GemmKernel::kSm90Wide192},
-                {192, 8192, GemmKernel::kSm90Coop128},
+                {160, 11008, GemmKernel::kSm90Wide192},  // the tile model where the swapped tiles do not fill
+                {160, 28672, GemmKernel::kSm90Swapped},  // M = 129–192 where they do
+                {136, 57344, GemmKernel::kSm90Swapped},
+                {192, 57344, GemmKernel::kSm90Swapped},
+                {192, 8192, GemmKernel::kSm90Swapped},
+                {129, 6144, GemmKernel::kSm90Swapped},
                 {256, 6144, GemmKernel::kSm90Coop128},
                 {256, 28672, GemmKernel::kSm90Coop128},
                 // M > 256: the tile the tile model picks (kSm90Fp8Tiles)
@@ -440,6 +444,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {96, 8192, GemmKernel::kSm90Narrow2x1, true},
                 {160, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
+                {160, 8192, GemmKernel::kSm90Swapped, true},  // built precise only
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 6144, GemmKernel::kSm90Square},
@@ -478,7 +483,8 @@ TEST(GemmDispatchTable, Sm90SmallMOnFastDram) {
                   {88, 4096, GemmKernel::kSm90Narrow2x1},
                   {89, 4096, GemmKernel::kSm90Small2x1},       // M = 89–128, N < 6144: unchanged
                   {128, 4096, GemmKernel::kSm90Small2x1},
-                  {160, 28672, GemmKernel::kSm90Wide}},        // M > 128: the tile model
+                  {160, 28672, GemmKernel::kSm90Swapped},      // M > 128: unchanged
+                  {160, 11008, GemmKernel::kSm90Wide192}},
                  "int8 fast DRAM", false, regime);
     expect_picks(detail::kSm90Int8Rules,
                  {{80, 28672, GemmKernel::kSm90Wide1x2},
@@ -618,7 +624,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
-                       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4}) {
+                       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Swapped}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90DecodeWgmma,
@@ -627,6 +633,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), k) << static_cast<int>(k);
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Swapped));  // built precise only
   // Every kernel the int8 table (which fp8 fast accumulation reads) names
   // either has a fast build or runs precise.
   for (const auto& rule : detail::kSm90Int8Rules) {

@@ -69,7 +69,9 @@ TEST(ScaledMmGraph, CaptureAndReplayOnAUserStream) {
   c.m = 77, c.n = 128, c.k = 256;  // one aligned shape and ...
   GemmCase odd = c;
   odd.n = 100, odd.k = 72;  // ... one the fast kernels may not take
-  for (const GemmCase& shape : {c, odd}) capture_and_replay(shape, nullptr);
+  GemmCase swapped = c;
+  swapped.m = 150, swapped.n = 8192, swapped.k = 1024;  // on Hopper the swapped tiles (kSm90Swapped)
+  for (const GemmCase& shape : {c, odd, swapped}) capture_and_replay(shape, nullptr);
 }
 
 // With a workspace, on shapes where Hopper runs stream-K: the capture holds

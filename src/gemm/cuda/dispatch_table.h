@@ -45,6 +45,9 @@ enum class Waves : uint8_t {
   // The fp8 wgmma decode kernel's 64-row tiles number from nine tenths of
   // the SMs to two per SM (decode_wgmma_fills_the_gpu, decode_wgmma_plan.h).
   kDecodeWgmmaFillsTheGpu,
+  // The swapped tiles (64 channels each, in clusters of two) fill at least
+  // 70 % of their waves (swapped_tiles_fill).
+  kSwappedFills,
 };
 
 constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -94,6 +97,22 @@ constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
   return cluster_slots(m, n, 128, 96, 2) <= sm_count && cluster_slots(m, n, 128, 80, 2) > sm_count &&
          tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when kSm90Swapped's tiles — 64 weight channels each, dealt in
+// clusters of two — fill at least 70 % of their waves: on 132 SMs N = 6144
+// (96 tiles, 73 %), 8192 (97 %), 14336 and 28672 (85 %), 57344 (97 %), not
+// N = 10240 (160 tiles: 61 % of two waves) or 11008 (65 %). H200, M = 136
+// / 160 / 176 / 192, against the former pick (bench/results/
+// gemm-h200-swapped-sweep-55c126f.json): at 10240×8192 the swapped tiles
+// took 0.84–1.08× the time for int8 and 1.03–1.25× for precise fp8 (43.6
+// against 46.5 µs at M = 136, 46.0 against 38.9 at 176), where the filling
+// widths ran 0.97–1.47× faster.
+constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
+  if (sm_count <= 0) return false;
+  const int64_t tiles = round_up(ceil_div(n, 64), 2);
+  const int64_t waves = ceil_div(tiles, sm_count);
+  return tiles * 10 >= waves * sm_count * 7;
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
@@ -451,6 +470,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kWide80x4Fits: return wide80x4_fits(m, n, sm_count);
     case Waves::kWide96x4Fits: return wide96x4_fits(m, n, sm_count);
     case Waves::kDecodeWgmmaFillsTheGpu: return decode_wgmma_fills_the_gpu(n, sm_count);
+    case Waves::kSwappedFills: return swapped_tiles_fill(n, sm_count);
   }
   return false;
 }
@@ -587,6 +607,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
      "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
+    {192, 6144, kAnyN, GemmKernel::kSm90Swapped,
+     "M = 129–192, N ≥ 6144 where its tiles fill their waves: Dᵀ = B·Aᵀ on 64 channels × 160 or 192 "
+     "tokens, no 128-row tile mostly padding — H200: 160×8192×8192 40.2 → 27.8 µs, 136×8192×28672 "
+     "119.8 → 81.3, 160×57344×8192 192.4 → 143.6, 192×28672×4096 53.2 → 47.5, 136×6144×4096 22.6 → 17.6",
+     Waves::kSwappedFills},
     // M = 129–192, N ≥ 6144: the tile model too (bench/results/gemm-h100-sweep-tiles-m129-256.json).
     // The rules below it ran 128×128 ping-pong there, 1.2–1.3× slower at N ≥ 28672; above M = 192
     // that tile's second M tile is at least half full and it ran 4–11 % faster than the model's
@@ -685,6 +710,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192, N < 6144: three 64-row tiles along M, as for int8 — 129×4096×14336 50.5 → 41.6 "
      "µs, 192×4096×14336 43.1 → 39.1"},
+    {192, 6144, kAnyN, GemmKernel::kSm90Swapped,
+     "M = 129–192, N ≥ 6144 where its tiles fill their waves, as for int8 — H200: 160×8192×8192 "
+     "39.8 → 27.9 µs, 136×8192×28672 119.0 → 83.2, 160×57344×8192 195.8 → 157.0, 192×28672×4096 "
+     "53.4 → 49.5, 136×6144×4096 22.3 → 18.0",
+     Waves::kSwappedFills},
     // M = 129–192, N ≥ 6144: the tile model, as for int8.
     {192, 6144, kAnyN, GemmKernel::kSm90Wide,
      "the tile model's pick (kSm90Fp8Tiles) — 136×28672×4096 75.5 → 59.5 µs, 136×57344×8192 302.1 → "
@@ -735,12 +765,13 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     weight's stream (8 accumulator registers); the same for
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
-//   - kSm90Direct (outputs the TMA epilogue cannot store): built precise
-//     only, one kernel per output dtype, to keep the instantiations few.
+//   - kSm90Direct (outputs the TMA epilogue cannot store) and kSm90Swapped
+//     (M = 129–192): built precise only, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
-         kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct;
+         kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct ||
+         kernel == GemmKernel::kSm90Swapped;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -771,6 +802,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Thin48:
     case GemmKernel::kSm90Wide80x4:
     case GemmKernel::kSm90Wide96x4:
+    case GemmKernel::kSm90Swapped:
       return true;
     default:
       return false;

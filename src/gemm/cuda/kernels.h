@@ -39,8 +39,9 @@ enum class GemmKernel : uint8_t {
   kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4: the A tile shared by four CTAs
   kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
   kSm90DecodeWgmma,  // sm90_decode_wgmma.cu: fp8, M ≤ 16, Dᵀ = B·Aᵀ on 64×16 e4m3 wgmma tiles, K split in a cluster
+  kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 160 or 192 tokens, cluster 2×1
 };
-constexpr int kGemmKernelCount = 23;
+constexpr int kGemmKernelCount = 24;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -73,6 +74,10 @@ bool sm90_cluster4_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_coun
 // false without a workspace large enough or with M > 16.
 bool sm90_decode_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_decode_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90Swapped: int8 or precise fp8 (args.input_dtype; fast fp8 runs
+// precise); false with M > 192.
+bool sm90_swapped_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_swapped_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Direct, int8 or precise fp8 (args.input_dtype).
 bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);

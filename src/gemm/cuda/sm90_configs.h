@@ -8,7 +8,9 @@
 // int8 and precise fp8 (2 × 2, sm90_decode.cuh); sm90_one_wave_*.cu the
 // 128×80 and 128×96 tiles for all three (6 × 2); sm90_cluster4_*.cu the
 // cluster-1×4 tiles 64×48, 128×80 and 128×96 for all three (9 × 2);
-// sm90_direct_*.cu the direct-store kernel (2 × 2): 90 sm90 kernels.
+// sm90_direct_*.cu the direct-store kernel (2 × 2); sm90_swapped_*.cu the
+// swapped 64×160 and 64×192 tiles for int8 and precise fp8 (4 × 2): 98 sm90
+// kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -117,6 +119,26 @@ using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::ge
 // 0): the accumulators are 8 registers, the promotion costs nothing.
 using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+// kSm90Swapped (sm90_swapped.cuh) — M = 129–192 with the operands swapped,
+// Dᵀ = B·Aᵀ, so that no tile is mostly padding. TMA fills a box's rows past
+// M with zeros at a cost per row, and a 128-row tile at M = 160 reads 96 of
+// them per k-tile: on the H200 128×128 ping-pong took 40.9 µs at
+// 160×8192×8192 and 29.3 at 256×… (and 115.4 at 128×8192×28672, whose
+// cluster 2×1 pairs every tile with an all-padding one, against 84.9 at
+// 256×…; bench/results/gemm-h200-sweep-small-m-02668d8.json). Swapped, the
+// weight's channels are the tile's 64 rows (the smallest wgmma M: N/64
+// tiles, 128 at N = 8192) and the tokens its kTokens columns (160 or 192:
+// a wgmma N is any multiple of 8, so the columns past M are at most 31).
+// Ping-pong, as the 64-row tiles above; cluster 2×1: two channel tiles
+// share the token tile by multicast. Precise fp8 promotes in 2 slices of
+// kTokens / 2 (kTokens + 2 · kTokens / 4 registers).
+template <int kTokens>
+using Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
+                       cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;
+template <int kTokens>
+using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
+                          cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized, 2>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the

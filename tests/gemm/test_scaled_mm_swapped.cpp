@@ -1,0 +1,134 @@
+// GPU tests of the swapped tiles (kSm90Swapped, sm90_swapped.cuh): M ≤ 192
+// computed as Dᵀ = B·Aᵀ on 64×160 (M ≤ 160) or 64×192 ping-pong tiles,
+// clusters of two channel tiles sharing the token tile, Dᵀ stored
+// column-major through TMA.
+//
+// What could go wrong, and what catches it:
+//   - a broadcast on the wrong axis (token and channel vectors trade places
+//     in the swapped epilogue): every epilogue variant against the CPU
+//     backend, with per-token and per-channel vectors of distinct values;
+//   - the token tile's edge (M just below, at and above 160, tokens past M
+//     zero-filled and never stored) and the channel tiles' (N ragged against
+//     64 and against the cluster's 128): every M from 129 to 192 and N of
+//     4104 (65 tiles, the last cluster half empty) and 1000, outputs
+//     poisoned first;
+//   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens): fp8 at
+//     both tile widths with K of 33 k-tiles and a tail of 16;
+//   - sub-matrix views: A, B and the output with leading dimensions past the
+//     row; an output pitch TMA cannot store and M > 192 are declined.
+// int8 is exact up to the epilogue's rounding; fp8 uses the accumulation
+// bound of gemm_compare.h.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/gemm_compare.h"
+#include "gemm/gemm_device_problem.h"
+#include "gemm/gemm_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+
+class ScaledMmSwapped : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!sm90a_kernels_expected()) GTEST_SKIP() << "kSm90Swapped is sm_90a";
+  }
+};
+
+// Every epilogue variant (scales per tensor / token / channel, bias, zero
+// points, bf16 / fp16, int8 and fp8) against the CPU backend, at both token
+// tiles, with ragged N and K from one k-tile to 33 (a tail of 16).
+TEST_F(ScaledMmSwapped, EveryEpilogueMatchesCpu) {
+  const int64_t shapes[][3] = {{129, 1000, 144}, {160, 4104, 2064}, {161, 520, 4112}, {192, 64, 128}};
+  for (const auto& s : shapes) {
+    int ran = 0;
+    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
+      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
+      ASSERT_FALSE(out.empty()) << "kSm90Swapped refused " << c.name();
+      ++ran;
+      EXPECT_EQ(compare_all(p, out, "sm90 swapped"), 0);
+    }
+    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
+  }
+}
+
+// Every M from 129 to 192 (the tokens fill 129 … 192 of the tile's columns),
+// and a few below, int8 with per-token zero points and fp8, each against the
+// CPU; int8 also bit for bit against the 128×128 ping-pong tile (both exact
+// up to the same epilogue).
+TEST_F(ScaledMmSwapped, EveryMFrom129To192) {
+  std::vector<int64_t> ms = {1, 17, 64, 100, 128};
+  for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
+  for (int64_t m : ms) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = m, c.n = 392, c.k = 1040, c.input = input, c.bias = true;
+      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
+      ASSERT_FALSE(out.empty()) << c.name();
+      EXPECT_EQ(compare_all(p, out, "sm90 swapped"), 0);
+      if (input == DType::kInt8) {
+        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90Square);
+        ASSERT_FALSE(other.empty());
+        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90Square";
+      }
+    }
+  }
+}
+
+// Sub-matrix views: A, B and the output with leading dimensions past the row
+// (the output's a multiple of 8, as TMA needs). An output pitch TMA cannot
+// store and M > 192 are declined (the dispatcher then runs the direct-store
+// kernel or another tile).
+TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
+  GemmCase c;
+  c.m = 150, c.n = 776, c.k = 2064;
+  c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
+    auto rng = make_rng(5);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
+    ASSERT_FALSE(out.empty()) << c.name();
+    EXPECT_EQ(compare_all(p, out, "sm90 swapped, padded"), 0);
+  }
+  GemmCase odd = c;
+  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
+  auto rng = make_rng(6);
+  GemmProblem p(odd, rng);
+  EXPECT_TRUE(run_forced(p, GemmKernel::kSm90Swapped).empty()) << "took an output TMA cannot store";
+  GemmCase tall = c;
+  tall.m = 193;
+  GemmProblem q(tall, rng);
+  EXPECT_TRUE(run_forced(q, GemmKernel::kSm90Swapped).empty()) << "took M = 193";
+}
+
+// The public API on a shape the rule sends here (160×8192×1024 on 132 SMs:
+// 128 tiles of 64 channels), with and without a workspace (the rule needs
+// none), against the CPU; int8 the same bits both ways.
+TEST_F(ScaledMmSwapped, PublicApiTakesIt) {
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 160, c.n = 8192, c.k = 1024, c.input = input, c.bias = true;
+    auto rng = make_rng(21);
+    GemmProblem p(c, rng);
+    const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Swapped);
+    EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
+    EXPECT_EQ(out.with, out.without) << c.name();
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
