@@ -105,9 +105,9 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 // N = 10240 (160 tiles: 61 % of two waves) or 11008 (65 %). H200, M = 136
 // / 160 / 176 / 192, against the former pick (bench/results/
 // gemm-h200-swapped-sweep-55c126f.json): at 10240×8192 the swapped tiles
-// took 0.84–1.08× the time for int8 and 1.03–1.25× for precise fp8 (43.6
-// against 46.5 µs at M = 136, 46.0 against 38.9 at 176), where the filling
-// widths ran 0.97–1.47× faster.
+// took 0.93–1.19× the former pick's time for int8 and 1.03–1.27× for
+// precise fp8 (int8 43.6 against 46.5 µs at M = 136, 46.0 against 38.9 at
+// 176), where at the widths that fill they ran 1.02–1.47× faster.
 constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
   if (sm_count <= 0) return false;
   const int64_t tiles = round_up(ceil_div(n, 64), 2);
