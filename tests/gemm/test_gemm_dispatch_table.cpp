@@ -338,7 +338,10 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {64, 5569, GemmKernel::kSm90Small1x2},  // 120: more than 132 − 16
                 {64, 8192, GemmKernel::kSm90Small1x2},
                 {64, 10240, GemmKernel::kSm90Narrow},
-                {32, 28672, GemmKernel::kSm90Narrow},
+                {32, 28672, GemmKernel::kSm90Swapped},  // M = 17–32 where 64-channel tiles fill
+                {17, 8192, GemmKernel::kSm90Swapped},
+                {32, 10240, GemmKernel::kSm90Narrow},   // 160 swapped tiles: 61 % of two waves
+                {33, 28672, GemmKernel::kSm90Narrow},
                 {65, 4096, GemmKernel::kSm90Small2x1},
                 {96, 6144, GemmKernel::kSm90Narrow2x1},
                 {80, 28672, GemmKernel::kSm90Narrow2x1},
@@ -398,6 +401,9 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {16, 28672, GemmKernel::kSm90SkinnyStream},
                 {64, 4096, GemmKernel::kSm90Thin48},
                 {48, 6144, GemmKernel::kSm90Small1x2},
+                {24, 6144, GemmKernel::kSm90Swapped},  // M = 17–32 where 64-channel tiles fill
+                {32, 57344, GemmKernel::kSm90Swapped},
+                {24, 10240, GemmKernel::kSm90Narrow},
                 {64, 10240, GemmKernel::kSm90Narrow},
                 {96, 4096, GemmKernel::kSm90Small2x1},
                 {128, 6144, GemmKernel::kSm90Square},
@@ -438,6 +444,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {16, 8192, GemmKernel::kSm90SkinnyStream, true},
                 {64, 4096, GemmKernel::kSm90Thin48},
                 {64, 28672, GemmKernel::kSm90Narrow},
+                {24, 28672, GemmKernel::kSm90Swapped, true},  // built precise only
                 {72, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 10240, GemmKernel::kSm90Wide96x4},

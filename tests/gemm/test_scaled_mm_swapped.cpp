@@ -1,5 +1,6 @@
 // GPU tests of the swapped tiles (kSm90Swapped, sm90_swapped.cuh): M ≤ 192
-// computed as Dᵀ = B·Aᵀ on 64×160 (M ≤ 160) or 64×192 ping-pong tiles,
+// computed as Dᵀ = B·Aᵀ on 64×32 (M ≤ 32), 64×160 (M ≤ 160) or 64×192
+// ping-pong tiles,
 // clusters of two channel tiles sharing the token tile, Dᵀ stored
 // column-major through TMA.
 //
@@ -7,13 +8,13 @@
 //   - a broadcast on the wrong axis (token and channel vectors trade places
 //     in the swapped epilogue): every epilogue variant against the CPU
 //     backend, with per-token and per-channel vectors of distinct values;
-//   - the token tile's edge (M just below, at and above 160, tokens past M
-//     zero-filled and never stored) and the channel tiles' (N ragged against
-//     64 and against the cluster's 128): every M from 129 to 192 and N of
-//     4104 (65 tiles, the last cluster half empty) and 1000, outputs
-//     poisoned first;
-//   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens): fp8 at
-//     both tile widths with K of 33 k-tiles and a tail of 16;
+//   - the token tile's edge (M just below, at and above 32 and 160, tokens
+//     past M zero-filled and never stored) and the channel tiles' (N ragged
+//     against 64 and against the cluster's 128): every M from 1 to 32 and
+//     from 129 to 192, and N of 4104 (65 tiles, the last cluster half empty)
+//     and 1000, outputs poisoned first;
+//   - precise fp8's sliced promotion (2 slices of 16, 80 or 96 tokens): fp8
+//     at every tile width with K of 33 k-tiles and a tail of 16;
 //   - sub-matrix views: A, B and the output with leading dimensions past the
 //     row; an output pitch TMA cannot store and M > 192 are declined.
 // int8 is exact up to the epilogue's rounding; fp8 uses the accumulation
@@ -43,10 +44,11 @@ class ScaledMmSwapped : public ::testing::Test {
 };
 
 // Every epilogue variant (scales per tensor / token / channel, bias, zero
-// points, bf16 / fp16, int8 and fp8) against the CPU backend, at both token
-// tiles, with ragged N and K from one k-tile to 33 (a tail of 16).
+// points, bf16 / fp16, int8 and fp8) against the CPU backend, at every token
+// tile, with ragged N and K from one k-tile to 33 (a tail of 16).
 TEST_F(ScaledMmSwapped, EveryEpilogueMatchesCpu) {
-  const int64_t shapes[][3] = {{129, 1000, 144}, {160, 4104, 2064}, {161, 520, 4112}, {192, 64, 128}};
+  const int64_t shapes[][3] = {{17, 1000, 208}, {32, 4104, 4112}, {129, 1000, 144},
+                               {160, 4104, 2064}, {161, 520, 4112}, {192, 64, 128}};
   for (const auto& s : shapes) {
     int ran = 0;
     for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
@@ -61,12 +63,13 @@ TEST_F(ScaledMmSwapped, EveryEpilogueMatchesCpu) {
   }
 }
 
-// Every M from 129 to 192 (the tokens fill 129 … 192 of the tile's columns),
-// and a few below, int8 with per-token zero points and fp8, each against the
-// CPU; int8 also bit for bit against the 128×128 ping-pong tile (both exact
-// up to the same epilogue).
-TEST_F(ScaledMmSwapped, EveryMFrom129To192) {
-  std::vector<int64_t> ms = {1, 17, 64, 100, 128};
+// Every M from 1 to 32 and from 129 to 192 (the tokens fill 1 … 32 and
+// 129 … 192 of the tiles' columns), and a few between, int8 with per-token
+// zero points and fp8, each against the CPU; int8 also bit for bit against
+// the 128×128 ping-pong tile (both exact up to the same epilogue).
+TEST_F(ScaledMmSwapped, EveryMAtItsTiles) {
+  std::vector<int64_t> ms = {33, 64, 100, 128};
+  for (int64_t m = 1; m <= 32; ++m) ms.push_back(m);
   for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
   for (int64_t m : ms) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
@@ -114,19 +117,21 @@ TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
   EXPECT_TRUE(run_forced(q, GemmKernel::kSm90Swapped).empty()) << "took M = 193";
 }
 
-// The public API on a shape the rule sends here (160×8192×1024 on 132 SMs:
-// 128 tiles of 64 channels), with and without a workspace (the rule needs
-// none), against the CPU; int8 the same bits both ways.
+// The public API on shapes the rules send here (24×… and 160×8192×1024 on
+// 132 SMs: 128 tiles of 64 channels), with and without a workspace (the
+// rules need none), against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwapped, PublicApiTakesIt) {
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    GemmCase c;
-    c.m = 160, c.n = 8192, c.k = 1024, c.input = input, c.bias = true;
-    auto rng = make_rng(21);
-    GemmProblem p(c, rng);
-    const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Swapped);
-    EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
-    EXPECT_EQ(out.with, out.without) << c.name();
+  for (int64_t m : {24, 160}) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = m, c.n = 8192, c.k = 1024, c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(21 + m));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Swapped) << c.name();
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
+      EXPECT_EQ(out.with, out.without) << c.name();
+    }
   }
 }
 

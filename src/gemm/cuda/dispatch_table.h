@@ -100,14 +100,17 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 }
 
 // True when kSm90Swapped's tiles — 64 weight channels each, dealt in
-// clusters of two — fill at least 70 % of their waves: on 132 SMs N = 6144
+// clusters of two — fill at least 70 % of their waves (its rules: M = 17–32
+// and 129–192, N ≥ 6144): on 132 SMs N = 6144
 // (96 tiles, 73 %), 8192 (97 %), 14336 and 28672 (85 %), 57344 (97 %), not
 // N = 10240 (160 tiles: 61 % of two waves) or 11008 (65 %). H200, M = 136
 // / 160 / 176 / 192, against the former pick (bench/results/
 // gemm-h200-swapped-sweep-55c126f.json): at 10240×8192 the swapped tiles
 // took 0.93–1.19× the former pick's time for int8 and 1.03–1.27× for
 // precise fp8 (int8 43.6 against 46.5 µs at M = 136, 46.0 against 38.9 at
-// 176), where at the widths that fill they ran 1.02–1.47× faster.
+// 176), where at the widths that fill they ran 1.02–1.47× faster. At
+// M = 17–32 (gemm-h200-swapped-sweep-m17-64.json) the same split: 0.99–1.16×
+// the former pick's time at 10240×8192, 0.81–1.01× where the tiles fill.
 constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
   if (sm_count <= 0) return false;
   const int64_t tiles = round_up(ceil_div(n, 64), 2);
@@ -532,6 +535,13 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "24.3 µs, 32×4096×11008 22.7 → 19.7, 64×4096×14336 22.7 → 22.0, 32×5120×8192 20.5 → 19.1 "
      "(bench/results/gemm-h200-sweep-thin-5897ca2.json)",
      Waves::kThin48Fits},
+    {32, 6144, kAnyN, GemmKernel::kSm90Swapped,
+     "M = 17–32, N ≥ 6144 where its tiles fill their waves: Dᵀ = B·Aᵀ on 64 channels × 32 tokens, "
+     "where the 64-row tiles pad 32–47 rows — H200: 24×8192×28672 74.3 → 60.4 µs, 24×8192×8192 "
+     "26.2 → 22.6, 32×57344×8192 128.5 → 116.9, 24×6144×4096 14.9 → 13.4 "
+     "(bench/results/gemm-h200-swapped-sweep-m17-64.json); at M = 33–64 a 64×64 swapped tile "
+     "was 0.91–1.02× as fast where its tiles fill, and was not kept",
+     Waves::kSwappedFills},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave: twice the CTAs of 64×128 pull the weight — "
      "64×4096×14336 32.9 → 28.6 µs, 64×4096×4096 14.3 → 13.3, 32×8192×8192 34.6 → 32.1; with more "
@@ -668,6 +678,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M ≤ 64 where 64×48 tiles in clusters of 1×4 are all co-resident, as for int8 — H200: "
      "24×4096×14336 27.6 → 23.6 µs, 24×4096×11008 23.2 → 19.5, 64×4096×14336 23.8 → 23.0",
      Waves::kThin48Fits},
+    {32, 6144, kAnyN, GemmKernel::kSm90Swapped,
+     "M = 17–32, N ≥ 6144 where its tiles fill their waves, as for int8 — H200: 24×8192×28672 74.4 → "
+     "61.2 µs, 24×8192×8192 26.1 → 23.2, 32×57344×8192 131.2 → 117.9, 24×6144×4096 15.2 → 13.9; "
+     "32×28672×4096 37.6 → 37.3",
+     Waves::kSwappedFills},
     {64, 0, kAnyN, GemmKernel::kSm90Small1x2,
      "M ≤ 64 where 64×64 tiles fit one wave, as for int8: 64×4096×14336 33.0 → 28.9 µs, "
      "64×8192×8192 31.9 → 30.3",
@@ -766,7 +781,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
 //   - kSm90Direct (outputs the TMA epilogue cannot store) and kSm90Swapped
-//     (M = 129–192): built precise only, to keep the instantiations few.
+//     (M = 17–32 and 129–192): built precise only, to keep the
+//     instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||

@@ -39,7 +39,7 @@ enum class GemmKernel : uint8_t {
   kSm90Wide80x4, // kSm90Wide80's tile with cluster 1×4: the A tile shared by four CTAs
   kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
   kSm90DecodeWgmma,  // sm90_decode_wgmma.cu: fp8, M ≤ 16, Dᵀ = B·Aᵀ on 64×16 e4m3 wgmma tiles, K split in a cluster
-  kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 160 or 192 tokens, cluster 2×1
+  kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 32, 160 or 192 tokens, cluster 2×1
 };
 constexpr int kGemmKernelCount = 24;
 const char* gemm_kernel_name(GemmKernel kernel);

@@ -9,8 +9,8 @@
 // 128×80 and 128×96 tiles for all three (6 × 2); sm90_cluster4_*.cu the
 // cluster-1×4 tiles 64×48, 128×80 and 128×96 for all three (9 × 2);
 // sm90_direct_*.cu the direct-store kernel (2 × 2); sm90_swapped_*.cu the
-// swapped 64×160 and 64×192 tiles for int8 and precise fp8 (4 × 2): 98 sm90
-// kernels.
+// swapped 64×32, 64×160 and 64×192 tiles for int8 and precise fp8 (6 × 2):
+// 102 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -120,7 +120,7 @@ using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::ge
 using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
-// kSm90Swapped (sm90_swapped.cuh) — M = 129–192 with the operands swapped,
+// kSm90Swapped (sm90_swapped.cuh) — M = 17–32 and 129–192 with the operands swapped,
 // Dᵀ = B·Aᵀ, so that no tile is mostly padding. TMA fills a box's rows past
 // M with zeros at a cost per row, and a 128-row tile at M = 160 reads 96 of
 // them per k-tile: on the H200 128×128 ping-pong took 40.9 µs at
@@ -128,8 +128,9 @@ using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::
 // cluster 2×1 pairs every tile with an all-padding one, against 84.9 at
 // 256×…; bench/results/gemm-h200-sweep-small-m-02668d8.json). Swapped, the
 // weight's channels are the tile's 64 rows (the smallest wgmma M: N/64
-// tiles, 128 at N = 8192) and the tokens its kTokens columns (160 or 192:
-// a wgmma N is any multiple of 8, so the columns past M are at most 31).
+// tiles, 128 at N = 8192) and the tokens its kTokens columns (32, 160 or
+// 192: a wgmma N is any multiple of 8, so the columns past M are at most 31
+// where the dispatch uses it; at M = 17–32 the 64-row tiles pad 32–47).
 // Ping-pong, as the 64-row tiles above; cluster 2×1: two channel tiles
 // share the token tile by multicast. Precise fp8 promotes in 2 slices of
 // kTokens / 2 (kTokens + 2 · kTokens / 4 registers).

@@ -1,13 +1,14 @@
-// sm90_swapped.cuh — kSm90Swapped: M = 129–192 on Hopper with the operands
-// swapped, Dᵀ = B·Aᵀ (Kernel<…, kSwapped>), so the tokens are the narrow
-// side of the wgmma and no tile is mostly padding (sm90_configs.h,
+// sm90_swapped.cuh — kSm90Swapped: M = 17–32 and 129–192 on Hopper with
+// the operands swapped, Dᵀ = B·Aᵀ (Kernel<…, kSwapped>), so the tokens are
+// the narrow side of the wgmma and no tile is mostly padding (sm90_configs.h,
 // Swapped). Included only by sm90_swapped_*.cu.
 //
-// The token tile is M rounded up to 32 (160 or 192 columns): at M = 129–160
-// the 64×160 tile, at 161–192 the 64×192 one. Whole tiles on CUTLASS's
-// persistent scheduler: N/64 tiles fill the SMs from N = 8192 on, and no
-// workspace is needed. Dᵀ is stored column-major through TMA, which is D
-// row-major (the same bytes and alignment rules as the other TMA kernels).
+// The token tile: 32 columns at M ≤ 32, 160 at M = 33–160 (the dispatch
+// sends it 129–160), 192 at 161–192 — at most 31 columns of padding where
+// the dispatch uses it. Whole tiles on CUTLASS's persistent scheduler: N/64
+// tiles fill the SMs from N = 8192 on, and no workspace is needed. Dᵀ is
+// stored column-major through TMA, which is D row-major (the same bytes and
+// alignment rules as the other TMA kernels).
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
@@ -16,17 +17,21 @@ namespace qgemm::detail::sm90 {
 
 constexpr int64_t kSwappedMaxTokens = 192;
 
+template <int kTokens, class Output>
+bool run_swapped_tile(const ScaledMmArgs& args, int sm_count) {
+  using Scheduler = cutlass::gemm::PersistentScheduler;
+  if (args.input_dtype == DType::kInt8) {
+    return Kernel<Swapped<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
+  }
+  return Kernel<Fp8Swapped<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
+}
+
 template <class Output>
 bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   if (args.m > kSwappedMaxTokens) return false;
-  using Scheduler = cutlass::gemm::PersistentScheduler;
-  if (args.input_dtype == DType::kInt8) {
-    if (args.m <= 160) return Kernel<Swapped<160>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
-    return Kernel<Swapped<192>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
-  }
-  using Fp8 = cutlass::float_e4m3_t;
-  if (args.m <= 160) return Kernel<Fp8Swapped<160>, Fp8, Output, false, Scheduler, true>::run(args, sm_count);
-  return Kernel<Fp8Swapped<192>, Fp8, Output, false, Scheduler, true>::run(args, sm_count);
+  if (args.m <= 32) return run_swapped_tile<32, Output>(args, sm_count);
+  if (args.m <= 160) return run_swapped_tile<160, Output>(args, sm_count);
+  return run_swapped_tile<192, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

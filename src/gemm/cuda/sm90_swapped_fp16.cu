@@ -1,7 +1,7 @@
-// Hopper scaled GEMM instantiations: the swapped 64×160 and 64×192 tiles
-// (kSm90Swapped, sm90_swapped.cuh) for int8 and precise fp8, fp16 output.
-// CUTLASS's wgmma atoms of N = 160 and, for precise fp8's slices, 80 are
-// extended shapes (sm90_one_wave_bf16.cu says why the switch stays in the
+// Hopper scaled GEMM instantiations: the swapped 64×32, 64×160 and 64×192
+// tiles (kSm90Swapped, sm90_swapped.cuh) for int8 and precise fp8, fp16
+// output. CUTLASS's wgmma atoms of N = 160 and, for precise fp8's slices,
+// 80 are extended shapes (sm90_one_wave_bf16.cu says why the switch stays in the
 // units that need it).
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include "gemm/cuda/sm90_swapped.cuh"
