@@ -299,6 +299,34 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
   EXPECT_FALSE(decode_takes(1, 57344, 8192, 0));          // no SM count
 }
 
+// Where M = 129–160 with a workspace takes the swapped stream-K tiles:
+// N ≥ 6144 where the 64-channel swapped tiles do not fill their waves.
+TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
+  using detail::swapped_stream_k_takes;
+  EXPECT_TRUE(swapped_stream_k_takes(129, 10240, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(160, 11008, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(136, 9216, kH100Sms));    // 144 tiles: 55 % of two waves
+  EXPECT_FALSE(swapped_stream_k_takes(128, 10240, kH100Sms));  // M ≤ 128: the one-wave tiles
+  EXPECT_FALSE(swapped_stream_k_takes(161, 10240, kH100Sms));  // even with 128×192 there
+  EXPECT_FALSE(swapped_stream_k_takes(160, 8192, kH100Sms));   // the whole swapped tiles fill
+  EXPECT_FALSE(swapped_stream_k_takes(160, 28672, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, kH100Sms));   // N < 6144
+  EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 0));         // no SM count
+  using detail::table_kernel;
+  for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
+    for (const bool int8 : {true, false}) {
+      for (const bool fast : {false, true}) {
+        if (int8 && fast) continue;
+        EXPECT_EQ(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedStreamK);
+        EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
+                  GemmKernel::kSm90SwappedStreamK);
+      }
+    }
+  }
+  EXPECT_EQ(table_kernel(80, true, false, 136, 10240, 8192, kH100Sms, 2039, true), GemmKernel::kSm80Large);
+}
+
 // The fp8 wgmma decode kernel's K split (decode_wgmma_plan.h): doubled while
 // its CTAs stay one per SM and each split keeps 8 stages of 128 bytes of K,
 // within the largest cluster the device allows; and where the table runs it
@@ -631,7 +659,8 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
-                       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Swapped}) {
+                       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Swapped,
+                       GemmKernel::kSm90SwappedStreamK}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90DecodeWgmma,
@@ -641,6 +670,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   }
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Swapped));  // built precise only
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedStreamK));
   // Every kernel the int8 table (which fp8 fast accumulation reads) names
   // either has a fast build or runs precise.
   for (const auto& rule : detail::kSm90Int8Rules) {

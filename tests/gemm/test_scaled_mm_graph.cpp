@@ -74,9 +74,9 @@ TEST(ScaledMmGraph, CaptureAndReplayOnAUserStream) {
   for (const GemmCase& shape : {c, odd, swapped}) capture_and_replay(shape, nullptr);
 }
 
-// With a workspace, on shapes where Hopper runs stream-K: the capture holds
-// the memset that clears the split tiles' flags, and each replay reuses the
-// workspace.
+// With a workspace, on shapes where Hopper runs a stream-K scheduler: the
+// capture holds the memset that clears the split tiles' flags, and each
+// replay reuses the workspace.
 TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   QGEMM_SKIP_WITHOUT_GPU();
   const Device gpu = Device::cuda(0);
@@ -91,6 +91,11 @@ TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   GemmCase decode;
   decode.m = 3, decode.n = 28672, decode.k = 8192;
   capture_and_replay(decode, &workspace);
+  // M = 129–160 where the 64-channel swapped tiles do not fill their waves:
+  // the swapped stream-K tiles (kSm90SwappedStreamK on Hopper).
+  GemmCase swapped = c;
+  swapped.m = 150, swapped.n = 10240, swapped.k = 1024;
+  capture_and_replay(swapped, &workspace);
 }
 
 }  // namespace

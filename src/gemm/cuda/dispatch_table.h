@@ -118,6 +118,25 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
   return tiles * 10 >= waves * sm_count * 7;
 }
 
+// True where Hopper runs kSm90SwappedStreamK when the call brings a
+// workspace: M = 129–160, N ≥ 6144 where kSm90Swapped's tiles do not fill
+// their waves (N = 10240 and 11008 on 132 SMs). There the 128×160 swapped
+// tiles, cut along K by the stream-K scheduler, keep every SM busy with no
+// 128-row tile mostly padding. H200, forced in one call against the table's
+// pick (the tile model's 128×192; bench/results/
+// gemm-h200-swapped-stream-k-sweep.json), int8 / precise fp8:
+// 136×10240×8192 46.5 → 36.8 / 45.8 → 38.0 µs, 160×… 42.0 → 35.6 / 41.9 →
+// 35.3, 136×11008×4096 28.9 → 22.6 / 28.4 → 22.3, 160×… 26.4 → 22.2 / 25.2
+// → 22.1. Not elsewhere: at M = 176–192 it was even with the 128×192 tiles
+// (1.00–1.02× faster); where the 64-channel tiles fill, 1.2–1.4× slower at
+// N = 6144 and 8192 (0.96–1.03× at 28672), and at N = 4096, K = 4096
+// 1.3–1.6× slower than the 64×128 tiles (the split and its fix-up cost
+// ~6 µs); at N = 4096, K = 14336, M ≤ 160 it was 1.07–1.15× faster than
+// those, left for a rule that looks at K.
+constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int sm_count) {
+  return m > 128 && m <= 160 && n >= 6144 && sm_count > 0 && !swapped_tiles_fill(n, sm_count);
+}
+
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
 // wave only where all of them are co-resident, and fewer fit than SMs / 4:
 // a cluster runs on the SMs of one GPC, and Hopper's SMs come in pairs
@@ -780,14 +799,14 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     weight's stream (8 accumulator registers); the same for
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
-//   - kSm90Direct (outputs the TMA epilogue cannot store) and kSm90Swapped
-//     (M = 17–32 and 129–192): built precise only, to keep the
-//     instantiations few.
+//   - kSm90Direct (outputs the TMA epilogue cannot store), kSm90Swapped
+//     (M = 17–32 and 129–192) and kSm90SwappedStreamK (M = 129–192): built
+//     precise only, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
          kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct ||
-         kernel == GemmKernel::kSm90Swapped;
+         kernel == GemmKernel::kSm90Swapped || kernel == GemmKernel::kSm90SwappedStreamK;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -819,6 +838,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Wide80x4:
     case GemmKernel::kSm90Wide96x4:
     case GemmKernel::kSm90Swapped:
+    case GemmKernel::kSm90SwappedStreamK:
       return true;
     default:
       return false;
@@ -860,8 +880,9 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // bandwidth: the first rule that holds (pick_rule) or its tile model's pick,
 // then, where the call brings a workspace of at least
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
-// weight (decode_takes) or stream-K where the rule's model takes it
-// (rule_takes_stream_k). No rule: the fallback. This is the choice before
+// weight (decode_takes), the swapped stream-K tiles at M = 129–160 on
+// Hopper (swapped_stream_k_takes) or stream-K where the rule's model takes
+// it (rule_takes_stream_k). No rule: the fallback. This is the choice before
 // the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
 // epilogue cannot store to the direct-store twin (fit_to_layout), and fp8
 // with fast accumulation runs precise where fp8_fast_runs_precise says. Host
@@ -885,6 +906,7 @@ constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
+    if (workspace && swapped_stream_k_takes(m, n, sm_count)) return GemmKernel::kSm90SwappedStreamK;
     return int8 || (fp8_fast && m > 16) ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
                                         : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);
   }

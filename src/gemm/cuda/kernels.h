@@ -40,8 +40,10 @@ enum class GemmKernel : uint8_t {
   kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
   kSm90DecodeWgmma,  // sm90_decode_wgmma.cu: fp8, M ≤ 16, Dᵀ = B·Aᵀ on 64×16 e4m3 wgmma tiles, K split in a cluster
   kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 32, 160 or 192 tokens, cluster 2×1
+  kSm90SwappedStreamK,  // M = 129–192: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192, stream-K
+                        // (needs the call's workspace)
 };
-constexpr int kGemmKernelCount = 24;
+constexpr int kGemmKernelCount = 25;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -78,6 +80,10 @@ bool sm90_decode_fp16(const ScaledMmArgs& args, int sm_count);
 // precise); false with M > 192.
 bool sm90_swapped_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90SwappedStreamK: int8 or precise fp8 (fast fp8 runs precise); false
+// with M > 192 or without a workspace large enough.
+bool sm90_swapped_streamk_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_swapped_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Direct, int8 or precise fp8 (args.input_dtype).
 bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);

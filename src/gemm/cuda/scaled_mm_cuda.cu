@@ -69,7 +69,8 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     // The swapped decode kernel stores Dᵀ through TMA: D's rows as the
     // columns of a column-major matrix, the same bytes and the same rules.
     case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
-    case GemmKernel::kSm90Swapped: return args.m <= 192 && tma_can_take(args);
+    case GemmKernel::kSm90Swapped:
+    case GemmKernel::kSm90SwappedStreamK: return args.m <= 192 && tma_can_take(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
     default: return is_sm90_tma_kernel(kernel) && tma_can_take(args);
@@ -99,10 +100,13 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96) {
       return bf16 ? sm90_one_wave_bf16(kernel, args, info.sm_count) : sm90_one_wave_fp16(kernel, args, info.sm_count);
     }
-    // The swapped tiles: one launcher per output for int8 and precise fp8
-    // (fast fp8 runs precise).
+    // The swapped tiles, whole or on the stream-K scheduler: one launcher
+    // per output for int8 and precise fp8 (fast fp8 runs precise).
     if (kernel == GemmKernel::kSm90Swapped) {
       return bf16 ? sm90_swapped_bf16(args, info.sm_count) : sm90_swapped_fp16(args, info.sm_count);
+    }
+    if (kernel == GemmKernel::kSm90SwappedStreamK) {
+      return bf16 ? sm90_swapped_streamk_bf16(args, info.sm_count) : sm90_swapped_streamk_fp16(args, info.sm_count);
     }
     // The cluster-1×4 tiles: the same.
     if (kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 ||
@@ -225,6 +229,9 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
       try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) {
     return;
   }
+  // The swapped stream-K kernel declines a workspace CUTLASS finds too
+  // small: the whole swapped tiles take the call.
+  if (chosen.kernel == GemmKernel::kSm90SwappedStreamK && try_kernel(GemmKernel::kSm90Swapped, run, info)) return;
   scaled_mm_fallback_cuda(args);
 }
 

@@ -9,8 +9,9 @@
 // 128×80 and 128×96 tiles for all three (6 × 2); sm90_cluster4_*.cu the
 // cluster-1×4 tiles 64×48, 128×80 and 128×96 for all three (9 × 2);
 // sm90_direct_*.cu the direct-store kernel (2 × 2); sm90_swapped_*.cu the
-// swapped 64×32, 64×160 and 64×192 tiles for int8 and precise fp8 (6 × 2):
-// 102 sm90 kernels.
+// swapped 64×32, 64×160 and 64×192 tiles for int8 and precise fp8 (6 × 2);
+// sm90_swapped_streamk_*.cu the swapped stream-K 128×160 and 128×192 tiles
+// for int8 and precise fp8 (4 × 2): 110 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -140,6 +141,24 @@ using Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
 template <int kTokens>
 using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
                           cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized, 2>;
+
+// kSm90SwappedStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 on weights
+// whose 64-channel tiles leave SMs idle (N = 4096: 64 tiles on 132 SMs, each
+// streaming its whole K). Swapped as above, but 128 channels (two consumer
+// warpgroups of 64: CUTLASS's stream-K scheduler takes only the cooperative
+// kernel) by kTokens, and the scheduler cuts tiles along K so that every SM
+// works. Per warpgroup the same 64×kTokens accumulators as Swapped, and
+// precise fp8 promotes in the same 2 slices. The cluster (kClusterM channel
+// tiles sharing the token tile) is chosen, with its measurement, in
+// sm90_swapped_stream_k.cuh.
+template <int kTokens, int kClusterM = 1>
+using SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<cute::Int<kClusterM>, _1, _1>,
+                              cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
+template <int kTokens, int kClusterM = 1>
+using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<cute::Int<kClusterM>, _1, _1>,
+                                 cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                 cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the

@@ -1,0 +1,57 @@
+// sm90_swapped_stream_k.cuh — the swapped kernels on CUTLASS's stream-K
+// scheduler: kSm90Decode (M ≤ 16, sm90_decode.cuh) and kSm90SwappedStreamK
+// (M = 129–192 on weights whose 64-channel tiles leave SMs idle). Included
+// only by sm90_decode_*.cu and sm90_swapped_streamk_*.cu.
+//
+// Dᵀ = B·Aᵀ (Kernel<…, kSwapped>): the weight's channels are the rows of
+// 128-row cooperative tiles, the tokens their columns, Dᵀ stored column-major
+// (D row-major). Whole tiles would leave most SMs idle (N = 4096 is 32
+// tiles), so the scheduler, in its heuristic mode, cuts the tiles of the last
+// waves along K (stream-K, or split-K where the CTAs are a multiple of the
+// tiles), and the peers of a cut tile meet in the call's workspace as in
+// sm90_stream_k.cuh. Without that workspace, or with too small a one, the
+// kernel declines (false) and the dispatcher runs another.
+#pragma once
+
+#include "gemm/cuda/sm90_kernel.cuh"
+#include "gemm/cuda/sm90_swapped.cuh"
+
+namespace qgemm::detail::sm90 {
+
+template <class Config, class Input, class Output>
+bool run_swapped_stream_k_config(const ScaledMmArgs& args, int sm_count) {
+  using SwappedKernel = Kernel<Config, Input, Output, false, cutlass::gemm::StreamKScheduler, true>;
+  using Params = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams;
+  if (args.workspace == nullptr) return false;
+  auto arguments = SwappedKernel::arguments(args, sm_count);
+  arguments.scheduler.max_swizzle_size = 1;
+  arguments.scheduler.decomposition_mode = Params::DecompositionMode::Heuristic;
+  // int8's int32 partial sums add exactly in any order; fp8's fp32 ones in
+  // k order, so that a call gives the same bits on every run.
+  arguments.scheduler.reduction_mode = std::is_same_v<Input, int8_t> ? Params::ReductionMode::Nondeterministic
+                                                                     : Params::ReductionMode::Deterministic;
+  if (SwappedKernel::Gemm::get_workspace_size(arguments) > static_cast<size_t>(args.workspace_bytes)) return false;
+  return SwappedKernel::launch(arguments, args.workspace, args);
+}
+
+// kSm90SwappedStreamK for the call's input: int8 or precise fp8 (fast fp8
+// runs precise, as on kSm90Swapped), 160 token columns up to M = 160, 192
+// above; false with M > 192. Cluster 1×1: two channel tiles sharing the
+// token tile by multicast (2×1) were not faster overall (H200, same call,
+// bench/results/gemm-h200-swapped-stream-k-sweep.json: 0.94–1.06× the 1×1
+// tile's time, geomean 1.00, over M = 136–192 at N = 4096, 10240 and 11008).
+template <class Output>
+bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
+  using Fp8 = cutlass::float_e4m3_t;
+  constexpr int kCluster = 1;
+  const bool int8 = args.input_dtype == DType::kInt8;
+  if (args.m > kSwappedMaxTokens) return false;
+  if (args.m <= 160) {
+    return int8 ? run_swapped_stream_k_config<SwappedStreamK<160, kCluster>, int8_t, Output>(args, sm_count)
+                : run_swapped_stream_k_config<Fp8SwappedStreamK<160, kCluster>, Fp8, Output>(args, sm_count);
+  }
+  return int8 ? run_swapped_stream_k_config<SwappedStreamK<192, kCluster>, int8_t, Output>(args, sm_count)
+              : run_swapped_stream_k_config<Fp8SwappedStreamK<192, kCluster>, Fp8, Output>(args, sm_count);
+}
+
+}  // namespace qgemm::detail::sm90

@@ -1,0 +1,164 @@
+// GPU tests of the swapped stream-K tiles (kSm90SwappedStreamK,
+// sm90_swapped_stream_k.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 128×160
+// (M ≤ 160) or 128×192 cooperative tiles, cut along K by CUTLASS's stream-K
+// scheduler, the peers of a cut tile meeting in the call's workspace, Dᵀ
+// stored column-major through TMA.
+//
+// What could go wrong, and what catches it:
+//   - a broadcast on the wrong axis (token and channel vectors trade places
+//     in the swapped epilogue): every epilogue variant against the CPU
+//     backend, with per-token and per-channel vectors of distinct values;
+//   - the tiles' edges (tokens past M zero-filled and never stored, N ragged
+//     against 128 channels): every M from 129 to 192 and N of 1000 and 4104,
+//     outputs poisoned first;
+//   - the stream-K split (peers adding partial sums in the workspace): K long
+//     enough that every tile is cut, tails of 16, a workspace filled with
+//     garbage, and the same bits on every run;
+//   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens) across a
+//     cut: fp8 at both tile widths with K of 33 and 129 k-tiles;
+//   - sub-matrix views: leading dimensions past the row; an output pitch TMA
+//     cannot store, M > 192, no workspace and too small a one are declined.
+// int8 is exact up to the epilogue's rounding, so its output is the same bits
+// as the whole swapped tiles' (kSm90Swapped); fp8 uses the accumulation bound
+// of gemm_compare.h.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/cuda_buffer.h"
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/gemm_compare.h"
+#include "gemm/gemm_device_problem.h"
+#include "gemm/gemm_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+
+class ScaledMmSwappedStreamK : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!sm90a_kernels_expected()) GTEST_SKIP() << "kSm90SwappedStreamK is sm_90a";
+  }
+};
+
+// Every epilogue variant (scales per tensor / token / channel, bias, zero
+// points, bf16 / fp16, int8 and fp8) against the CPU backend at both token
+// tiles: one tile of one k-tile, N ragged against 128 channels, and K up to
+// 129 k-tiles (every tile of 192×264×16400 cut over the SMs), tails of 16.
+TEST_F(ScaledMmSwappedStreamK, EveryEpilogueMatchesCpu) {
+  StreamKWorkspace workspace;
+  const int64_t shapes[][3] = {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
+                               {192, 264, 16400}};
+  for (const auto& s : shapes) {
+    int ran = 0;
+    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
+      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
+      ASSERT_FALSE(out.empty()) << "kSm90SwappedStreamK refused " << c.name();
+      ++ran;
+      EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K"), 0);
+    }
+    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
+  }
+}
+
+// Every M from 129 to 192 (the tokens fill 129 … 160 of the 160-column tile
+// and 161 … 192 of the 192-column one) and a few below, int8 with per-token
+// zero points and fp8, each against the CPU; int8 also bit for bit against
+// the whole swapped tiles (both exact up to the same epilogue).
+TEST_F(ScaledMmSwappedStreamK, EveryMAtItsTiles) {
+  StreamKWorkspace workspace;
+  std::vector<int64_t> ms = {1, 17, 100, 128};
+  for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
+  for (int64_t m : ms) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = m, c.n = 392, c.k = 4112, c.input = input, c.bias = true;
+      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
+      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
+      GemmProblem p(c, rng);
+      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
+      ASSERT_FALSE(out.empty()) << c.name();
+      EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K"), 0);
+      if (input == DType::kInt8) {
+        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90Swapped);
+        ASSERT_FALSE(other.empty());
+        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90Swapped";
+      }
+    }
+  }
+}
+
+// Sub-matrix views: A, B and the output with leading dimensions past the
+// row (the output's a multiple of 8, as TMA needs). Declined: no workspace,
+// 256 bytes of one, an output pitch TMA cannot store, M > 192 (the
+// dispatcher then runs the whole swapped tiles or the direct-store kernel).
+TEST_F(ScaledMmSwappedStreamK, PaddedViewsAndWhatItDeclines) {
+  StreamKWorkspace workspace;
+  GemmCase c;
+  c.m = 150, c.n = 776, c.k = 4112;
+  c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
+    auto rng = make_rng(5);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
+    ASSERT_FALSE(out.empty()) << c.name();
+    EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K, padded"), 0);
+    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK).empty()) << "ran without a workspace";
+    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace, 256).empty())
+        << "ran in 256 bytes of workspace";
+  }
+  GemmCase odd = c;
+  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
+  auto rng = make_rng(6);
+  GemmProblem p(odd, rng);
+  EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace).empty()) << "took an output TMA cannot store";
+  GemmCase tall = c;
+  tall.m = 193;
+  GemmProblem q(tall, rng);
+  EXPECT_TRUE(run_forced(q, GemmKernel::kSm90SwappedStreamK, &workspace).empty()) << "took M = 193";
+}
+
+// The same bits on every run (fp8's peers add in k order; int8's int32 sums
+// are exact in any order), with the workspace left as the last run left it.
+TEST_F(ScaledMmSwappedStreamK, Deterministic) {
+  StreamKWorkspace workspace;
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 176, c.n = 1024, c.k = 8192, c.input = input;
+    auto rng = make_rng(12);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> first = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
+    ASSERT_FALSE(first.empty());
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace), first) << c.name() << " run " << r;
+    }
+    EXPECT_EQ(compare_all(p, first, "sm90 swapped stream-K"), 0);
+  }
+}
+
+// The public API on a shape the rule sends here with a workspace
+// (136×10240×1024 on 132 SMs: 80 tiles of 128 channels) and to the tile
+// model's pick without one, against the CPU; int8 the same bits both ways.
+TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    GemmCase c;
+    c.m = 136, c.n = 10240, c.k = 1024, c.input = input, c.bias = true;
+    auto rng = make_rng(31);
+    GemmProblem p(c, rng);
+    const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
+    EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
+    EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
+    if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
