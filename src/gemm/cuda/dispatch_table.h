@@ -130,9 +130,9 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 // → 22.1. Not elsewhere: at M = 176–192 it was even with the 128×192 tiles
 // (1.00–1.02× faster); where the 64-channel tiles fill, 1.2–1.4× slower at
 // N = 6144 and 8192 (0.96–1.03× at 28672), and at N = 4096, K = 4096
-// 1.3–1.6× slower than the 64×128 tiles (the split and its fix-up cost
-// ~6 µs); at N = 4096, K = 14336, M ≤ 160 it was 1.07–1.15× faster than
-// those, left for a rule that looks at K.
+// 1.3–1.6× slower than the 64×128 tiles (8 k-tiles per SM do not pay for
+// the split and its fix-up); at N = 4096, K = 14336, M ≤ 160 it was
+// 1.07–1.15× faster than those, left for a rule that looks at K.
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int sm_count) {
   return m > 128 && m <= 160 && n >= 6144 && sm_count > 0 && !swapped_tiles_fill(n, sm_count);
 }
