@@ -299,19 +299,30 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
   EXPECT_FALSE(decode_takes(1, 57344, 8192, 0));          // no SM count
 }
 
-// Where M = 129–160 with a workspace takes the swapped stream-K tiles:
-// N ≥ 6144 where the 64-channel swapped tiles do not fill their waves.
+// Where M = 129–192 with a workspace takes the swapped stream-K tiles:
+// M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
+// waves; N = 4096–6143 from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48
+// above.
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
-  EXPECT_TRUE(swapped_stream_k_takes(129, 10240, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(160, 11008, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(136, 9216, kH100Sms));    // 144 tiles: 55 % of two waves
-  EXPECT_FALSE(swapped_stream_k_takes(128, 10240, kH100Sms));  // M ≤ 128: the one-wave tiles
-  EXPECT_FALSE(swapped_stream_k_takes(161, 10240, kH100Sms));  // even with 128×192 there
-  EXPECT_FALSE(swapped_stream_k_takes(160, 8192, kH100Sms));   // the whole swapped tiles fill
-  EXPECT_FALSE(swapped_stream_k_takes(160, 28672, kH100Sms));
-  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, kH100Sms));   // N < 6144
-  EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 0));         // no SM count
+  EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(160, 11008, 4096, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(136, 9216, 8192, kH100Sms));    // 144 tiles: 55 % of two waves
+  EXPECT_FALSE(swapped_stream_k_takes(128, 10240, 8192, kH100Sms));  // M ≤ 128: the one-wave tiles
+  EXPECT_FALSE(swapped_stream_k_takes(161, 10240, 8192, kH100Sms));  // even with 128×192 there
+  EXPECT_FALSE(swapped_stream_k_takes(160, 8192, 8192, kH100Sms));   // the whole swapped tiles fill
+  EXPECT_FALSE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));
+  // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
+  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));   // 27.2
+  EXPECT_TRUE(swapped_stream_k_takes(129, 4096, 12672, kH100Sms));   // 99 k-tiles each: 24.0 exactly
+  EXPECT_FALSE(swapped_stream_k_takes(129, 4096, 12544, kH100Sms));  // 98: 23.8
+  EXPECT_FALSE(swapped_stream_k_takes(176, 4096, 14336, kH100Sms));  // M > 160: from 48 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));   // 54.3
+  EXPECT_FALSE(swapped_stream_k_takes(193, 4096, 28672, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 32768, kH100Sms));  // N < 4096
+  EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 8192, 0));         // no SM count
   using detail::table_kernel;
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
@@ -321,6 +332,13 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
                   GemmKernel::kSm90SwappedStreamK);
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
                   GemmKernel::kSm90SwappedStreamK);
+        // N = 4096, M = 129–160: the whole swapped tiles, cut along K with a
+        // workspace from 24 k-tiles per SM.
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 14336, kH100Sms, dram, true), GemmKernel::kSm90Narrow);
       }
     }
   }
@@ -386,8 +404,11 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {128, 11137, GemmKernel::kSm90Wide96},    // 120 in fours, 118 in pairs
                 {100, 12288, GemmKernel::kSm90Wide96},
                 {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
-                {129, 4096, GemmKernel::kSm90Narrow},
+                {129, 4096, GemmKernel::kSm90Swapped},   // M = 129–160, N = 4096–6143: 64 tiles of 64 channels
+                {160, 5120, GemmKernel::kSm90Swapped},
+                {161, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
+                {160, 2048, GemmKernel::kSm90Narrow},    // 32 tiles of 64 channels: too few
                 {129, 6144, GemmKernel::kSm90Swapped},   // 96 tiles of 64 channels: 73 % of a wave
                 {193, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
@@ -440,8 +461,10 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {80, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 11008, GemmKernel::kSm90Wide96x4},
                 {80, 12288, GemmKernel::kSm90Wide96},
-                {129, 4096, GemmKernel::kSm90Narrow},
+                {129, 4096, GemmKernel::kSm90Swapped},
+                {161, 4096, GemmKernel::kSm90Narrow},
                 {192, 4096, GemmKernel::kSm90Narrow},
+                {160, 2048, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
                 {160, 11008, GemmKernel::kSm90Wide192},  // the tile model where the swapped tiles do not fill
@@ -477,9 +500,9 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {128, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 8192, GemmKernel::kSm90Narrow2x1, true},
-                {160, 4096, GemmKernel::kSm90Narrow},
+                {160, 4096, GemmKernel::kSm90Swapped, true},  // built precise only
                 {192, 4096, GemmKernel::kSm90Narrow},
-                {160, 8192, GemmKernel::kSm90Swapped, true},  // built precise only
+                {160, 8192, GemmKernel::kSm90Swapped, true},
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 6144, GemmKernel::kSm90Square},

@@ -118,14 +118,17 @@ TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
 }
 
 // The public API on shapes the rules send here (24×… and 160×8192×1024 on
-// 132 SMs: 128 tiles of 64 channels), with and without a workspace (the
-// rules need none), against the CPU; int8 the same bits both ways.
+// 132 SMs: 128 tiles of 64 channels; 150×4096×1024: 64 tiles, M = 129–160 at
+// N = 4096–6143), with and without a workspace (the rules need none; at
+// 150×4096 the k-tiles are too few for the stream-K tiles), against the
+// CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwapped, PublicApiTakesIt) {
-  for (int64_t m : {24, 160}) {
+  const int64_t shapes[][2] = {{24, 8192}, {160, 8192}, {150, 4096}};
+  for (const auto& mn : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
-      c.m = m, c.n = 8192, c.k = 1024, c.input = input, c.bias = true;
-      auto rng = make_rng(static_cast<uint64_t>(21 + m));
+      c.m = mn[0], c.n = mn[1], c.k = 1024, c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(21 + mn[0] + mn[1]));
       GemmProblem p(c, rng);
       const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
       if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Swapped) << c.name();

@@ -143,20 +143,26 @@ TEST_F(ScaledMmSwappedStreamK, Deterministic) {
   }
 }
 
-// The public API on a shape the rule sends here with a workspace
-// (136×10240×1024 on 132 SMs: 80 tiles of 128 channels) and to the tile
-// model's pick without one, against the CPU; int8 the same bits both ways.
+// The public API on shapes the rule sends here with a workspace on 132 SMs
+// (136×10240×1024: N where the 64-channel tiles do not fill; 136×4096×12672:
+// 32 × 99 k-tiles, 24 per SM) and elsewhere without one, against the CPU;
+// int8 the same bits both ways.
 TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    GemmCase c;
-    c.m = 136, c.n = 10240, c.k = 1024, c.input = input, c.bias = true;
-    auto rng = make_rng(31);
-    GemmProblem p(c, rng);
-    const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-    if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
-    EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
-    EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
-    if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
+  const int64_t shapes[][2] = {{10240, 1024}, {4096, 12672}};
+  for (const auto& nk : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = 136, c.n = nk[0], c.k = nk[1], c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(31 + nk[0]));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) {
+        EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
+      }
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
+      EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
+      if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
+    }
   }
 }
 

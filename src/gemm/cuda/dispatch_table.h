@@ -120,7 +120,8 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
 // workspace: M = 129–160, N ≥ 6144 where kSm90Swapped's tiles do not fill
-// their waves (N = 10240 and 11008 on 132 SMs). There the 128×160 swapped
+// their waves (N = 10240 and 11008 on 132 SMs); and N = 4096–6143 where the
+// tiles' k-tiles give each SM enough work to pay for the split (below). There the 128×160 swapped
 // tiles, cut along K by the stream-K scheduler, keep every SM busy with no
 // 128-row tile mostly padding. H200, forced in one call against the table's
 // pick (the tile model's 128×192; bench/results/
@@ -131,10 +132,24 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 // (1.00–1.02× faster); where the 64-channel tiles fill, 1.2–1.4× slower at
 // N = 6144 and 8192 (0.96–1.03× at 28672), and at N = 4096, K = 4096
 // 1.3–1.6× slower than the 64×128 tiles (8 k-tiles per SM do not pay for
-// the split and its fix-up); at N = 4096, K = 14336, M ≤ 160 it was
-// 1.07–1.15× faster than those, left for a rule that looks at K.
-constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int sm_count) {
-  return m > 128 && m <= 160 && n >= 6144 && sm_count > 0 && !swapped_tiles_fill(n, sm_count);
+// the split and its fix-up).
+// N = 4096–6143 (gemm-h200-swapped-stream-k-n4096.json), by the 128×128
+// k-tiles per SM, ⌈N/128⌉·⌈K/128⌉ / SMs, against the whole swapped tiles
+// (the rule there at M ≤ 160) and the 64×128 tiles (above), int8 / precise
+// fp8: 15.5 per SM (K = 8192) 1.12–1.17× / 1.17–1.19× the whole swapped tiles' time,
+// 20.8 (11008) 1.03–1.07× / 1.09–1.12×, 27.2 (14336) 0.93–0.97× / 0.98–1.01×,
+// 54.3 (28672) 0.74–0.79× / 0.77–0.81×; at M = 161–192, against the 64×128
+// tiles, 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3) 0.78× /
+// 0.83×. So from 24 k-tiles per SM at M ≤ 160 and from 48 above. Not at
+// N = 2048, where precise fp8's in-order fix-up of ~8 peers per tile ran
+// 160×2048×16384 1.21× slower than the 64×128 tiles.
+constexpr int64_t kSwappedStreamKTilesPerSm = 24;
+constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (m <= 128 || m > 192 || sm_count <= 0) return false;
+  if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
+  const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
+  const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
+  return n >= 4096 && k_tiles >= per_sm * sm_count;
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
@@ -633,6 +648,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
      "128×28672×4096 54.9 → 49.9, 96×4096×14336 42.2 → 31.7; 3–4 % slower than 64×128 at "
      "96×6144×4096 and 96×8192×8192"},
+    {160, 4096, 6143, GemmKernel::kSm90Swapped,
+     "M = 129–160, N = 4096–6143: Dᵀ = B·Aᵀ on 64 channels × 160 tokens (64 tiles at N = 4096), no "
+     "64-row tile mostly padding — H200, against the 64×128 tiles forced in the same call: "
+     "160×4096×4096 15.7 → 15.1 µs, 136×4096×11008 31.7 → 29.7, 160×4096×28672 70.0 → 61.3, "
+     "160×5120×8192 28.3 → 23.8; at M = 176–192 0.90–0.97× (bench/results/"
+     "gemm-h200-swapped-stream-k-n4096.json, gemm-h200-swapped-sweep-55c126f.json)"},
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
      "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
@@ -741,6 +762,9 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M = 65–128, N ≥ 6144: 64×128 tiles sharing B (cluster 2×1) — 96×6144×4096 19.9 → 16.2 µs, "
      "96×28672×4096 60.9 → 50.5, 128×8192×8192 32.9 → 31.1 (64×64 was 7 % faster at 128×10240×8192 "
      "only)"},
+    {160, 4096, 6143, GemmKernel::kSm90Swapped,
+     "M = 129–160, N = 4096–6143: the swapped 64×160 tiles, as for int8 — H200: 136×4096×4096 16.7 → "
+     "15.7 µs, 160×4096×8192 25.8 → 23.7, 160×4096×28672 74.9 → 62.8, 160×5120×8192 28.9 → 24.2"},
     {192, 0, 6143, GemmKernel::kSm90Narrow,
      "M = 129–192, N < 6144: three 64-row tiles along M, as for int8 — 129×4096×14336 50.5 → 41.6 "
      "µs, 192×4096×14336 43.1 → 39.1"},
@@ -880,7 +904,7 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // bandwidth: the first rule that holds (pick_rule) or its tile model's pick,
 // then, where the call brings a workspace of at least
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
-// weight (decode_takes), the swapped stream-K tiles at M = 129–160 on
+// weight (decode_takes), the swapped stream-K tiles at M = 129–192 on
 // Hopper (swapped_stream_k_takes) or stream-K where the rule's model takes
 // it (rule_takes_stream_k). No rule: the fallback. This is the choice before
 // the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
@@ -906,7 +930,7 @@ constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
-    if (workspace && swapped_stream_k_takes(m, n, sm_count)) return GemmKernel::kSm90SwappedStreamK;
+    if (workspace && swapped_stream_k_takes(m, n, k, sm_count)) return GemmKernel::kSm90SwappedStreamK;
     return int8 || (fp8_fast && m > 16) ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
                                         : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);
   }
