@@ -119,30 +119,28 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 }
 
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
-// workspace: M = 129–160, N ≥ 6144 where kSm90Swapped's tiles do not fill
-// their waves (N = 10240 and 11008 on 132 SMs); and N = 4096–6143 where the
-// tiles' k-tiles give each SM enough work to pay for the split (below). There the 128×160 swapped
-// tiles, cut along K by the stream-K scheduler, keep every SM busy with no
-// 128-row tile mostly padding. H200, forced in one call against the table's
-// pick (the tile model's 128×192; bench/results/
-// gemm-h200-swapped-stream-k-sweep.json), int8 / precise fp8:
-// 136×10240×8192 46.5 → 36.8 / 45.8 → 38.0 µs, 160×… 42.0 → 35.6 / 41.9 →
-// 35.3, 136×11008×4096 28.9 → 22.6 / 28.4 → 22.3, 160×… 26.4 → 22.2 / 25.2
-// → 22.1. Not elsewhere: at M = 176–192 it was even with the 128×192 tiles
-// (1.00–1.02× faster); where the 64-channel tiles fill, 1.2–1.4× slower at
-// N = 6144 and 8192 (0.96–1.03× at 28672), and at N = 4096, K = 4096
-// 1.3–1.6× slower than the 64×128 tiles (8 k-tiles per SM do not pay for
-// the split and its fix-up).
-// N = 4096–6143 (gemm-h200-swapped-stream-k-n4096.json), by the 128×128
-// k-tiles per SM, ⌈N/128⌉·⌈K/128⌉ / SMs, against the whole swapped tiles
-// (the rule there at M ≤ 160) and the 64×128 tiles (above), int8 / precise
-// fp8: 15.5 per SM (K = 8192) 1.12–1.17× / 1.17–1.19× the whole swapped tiles' time,
-// 20.8 (11008) 1.03–1.07× / 1.09–1.12×, 27.2 (14336) 0.93–0.97× / 0.98–1.01×,
-// 54.3 (28672) 0.74–0.79× / 0.77–0.81×; at M = 161–192, against the 64×128
-// tiles, 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3) 0.78× /
-// 0.83×. So from 24 k-tiles per SM at M ≤ 160 and from 48 above. Not at
-// N = 2048, where precise fp8's in-order fix-up of ~8 peers per tile ran
-// 160×2048×16384 1.21× slower than the 64×128 tiles.
+// workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
+// the stream-K scheduler, keep every SM busy with no 128-row tile mostly
+// padding. H200 data: bench/results/gemm-h200-swapped-stream-k-sweep.json
+// and gemm-h200-swapped-stream-k-n4096.json (forced, one call each); µs or
+// time ratios, int8 / precise fp8.
+//   - N ≥ 6144, M = 129–160, where kSm90Swapped's tiles do not fill their
+//     waves (N = 10240 and 11008 on 132 SMs): against the tile model's
+//     128×192, 136×10240×8192 46.5 → 36.8 / 45.8 → 38.0, 160×… 42.0 →
+//     35.6 / 41.9 → 35.3, 136×11008×4096 28.9 → 22.6 / 28.4 → 22.3,
+//     160×… 26.4 → 22.2 / 25.2 → 22.1. Even at M = 176–192 (1.00–1.02×
+//     faster); where the 64-channel tiles fill, 1.2–1.4× slower at N = 6144
+//     and 8192 (0.96–1.03× at 28672).
+//   - N = 4096–6143, by the 128×128 k-tiles each SM gets, ⌈N/128⌉·⌈K/128⌉ /
+//     SMs, against the whole swapped tiles (the rule there at M ≤ 160):
+//     15.5 per SM (N = 4096, K = 8192) 1.12–1.17× / 1.17–1.19× their time,
+//     20.8 (K = 11008) 1.03–1.07× / 1.09–1.12×, 27.2 (14336) 0.93–0.97× /
+//     0.98–1.01×, 54.3 (28672) 0.74–0.79× / 0.77–0.81×; at K = 4096 (7.8)
+//     1.3–1.6× the 64×128 tiles' time. At M = 161–192, against the 64×128
+//     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
+//     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
+//     Not at N < 4096: at 160×2048×16384 precise fp8's in-order fix-up of
+//     ~8 peers per tile ran 1.21× the 64×128 tiles' time.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
