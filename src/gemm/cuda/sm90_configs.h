@@ -148,15 +148,15 @@ using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1
 // warpgroups of 64: CUTLASS's stream-K scheduler takes only the cooperative
 // kernel) by kTokens, and the scheduler cuts tiles along K so that every SM
 // works. Per warpgroup the same 64×kTokens accumulators as Swapped, and
-// precise fp8 promotes in the same 2 slices. The cluster (kClusterM channel
-// tiles sharing the token tile) is chosen, with its measurement, in
-// sm90_swapped_stream_k.cuh.
-template <int kTokens, int kClusterM = 1>
-using SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<cute::Int<kClusterM>, _1, _1>,
+// precise fp8 promotes in the same 2 slices. Cluster 1×1: two channel
+// tiles sharing the token tile (2×1) took 0.94–1.06× the time on the H200,
+// geomean 1.00 (bench/results/gemm-h200-swapped-stream-k-sweep.json).
+template <int kTokens>
+using SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _1, _1>,
                               cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
-template <int kTokens, int kClusterM = 1>
-using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<cute::Int<kClusterM>, _1, _1>,
+template <int kTokens>
+using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _1, _1>,
                                  cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                  cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 

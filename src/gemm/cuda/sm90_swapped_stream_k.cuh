@@ -34,24 +34,23 @@ bool run_swapped_stream_k_config(const ScaledMmArgs& args, int sm_count) {
   return SwappedKernel::launch(arguments, args.workspace, args);
 }
 
-// kSm90SwappedStreamK for the call's input: int8 or precise fp8 (fast fp8
-// runs precise, as on kSm90Swapped), 160 token columns up to M = 160, 192
-// above; false with M > 192. Cluster 1×1: two channel tiles sharing the
-// token tile by multicast (2×1) were not faster overall (H200, same call,
-// bench/results/gemm-h200-swapped-stream-k-sweep.json: 0.94–1.06× the 1×1
-// tile's time, geomean 1.00, over M = 136–192 at N = 4096, 10240 and 11008).
+// kSm90SwappedStreamK's 128×kTokens tile for the call's input: int8 or
+// precise fp8 (fast fp8 runs precise, as on kSm90Swapped).
+template <int kTokens, class Output>
+bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
+  if (args.input_dtype == DType::kInt8) {
+    return run_swapped_stream_k_config<SwappedStreamK<kTokens>, int8_t, Output>(args, sm_count);
+  }
+  return run_swapped_stream_k_config<Fp8SwappedStreamK<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
+}
+
+// kSm90SwappedStreamK: 160 token columns up to M = 160, 192 above; false
+// with M > 192.
 template <class Output>
 bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
-  using Fp8 = cutlass::float_e4m3_t;
-  constexpr int kCluster = 1;
-  const bool int8 = args.input_dtype == DType::kInt8;
   if (args.m > kSwappedMaxTokens) return false;
-  if (args.m <= 160) {
-    return int8 ? run_swapped_stream_k_config<SwappedStreamK<160, kCluster>, int8_t, Output>(args, sm_count)
-                : run_swapped_stream_k_config<Fp8SwappedStreamK<160, kCluster>, Fp8, Output>(args, sm_count);
-  }
-  return int8 ? run_swapped_stream_k_config<SwappedStreamK<192, kCluster>, int8_t, Output>(args, sm_count)
-              : run_swapped_stream_k_config<Fp8SwappedStreamK<192, kCluster>, Fp8, Output>(args, sm_count);
+  if (args.m <= 160) return run_swapped_stream_k_tile<160, Output>(args, sm_count);
+  return run_swapped_stream_k_tile<192, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90
