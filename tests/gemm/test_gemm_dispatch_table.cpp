@@ -716,6 +716,28 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   every_twin_takes_any_output(detail::kSm90Fp8Rules);
 }
 
+// What takes a call the table's kernel declines at run time: the other
+// decode kernel, the whole swapped tiles; each needs no workspace and runs
+// fp8 the same way. Every other kernel has none.
+TEST(GemmDispatchTable, DeclinedKernelTwins) {
+  using detail::declined_kernel_twin;
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90Decode), GemmKernel::kSm90SkinnyStream);
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90DecodeWgmma), GemmKernel::kSm90SkinnyStream);
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90SwappedStreamK), GemmKernel::kSm90Swapped);
+  for (int i = 0; i < detail::kGemmKernelCount; ++i) {
+    const auto k = static_cast<GemmKernel>(i);
+    const GemmKernel twin = declined_kernel_twin(k);
+    if (twin == k) continue;
+    EXPECT_EQ(detail::fp8_fast_runs_precise(twin), detail::fp8_fast_runs_precise(k)) << detail::gemm_kernel_name(k);
+    for (GemmKernel needs_workspace :
+         {GemmKernel::kSm90Decode, GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90StreamK}) {
+      EXPECT_NE(twin, needs_workspace) << detail::gemm_kernel_name(k);
+    }
+  }
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90StreamK), GemmKernel::kSm90StreamK);  // runs whole tiles instead
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90Swapped), GemmKernel::kSm90Swapped);
+}
+
 TEST(GemmDispatchTable, EveryShapeHasARule) {
   // The last row of each table takes any shape: no problem is left to the
   // fallback by the table (only by what a kernel cannot take).

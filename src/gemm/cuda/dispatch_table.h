@@ -880,6 +880,21 @@ constexpr GemmKernel unaligned_output_kernel(GemmKernel chosen) {
   return is_sm90_tma_kernel(chosen) ? GemmKernel::kSm90Direct : chosen;
 }
 
+// The kernel that takes the call where the table's kernel declines it at run
+// time for what the table does not see: the swapped decode kernel and the
+// swapped stream-K tiles a workspace CUTLASS finds too small, the fp8 wgmma
+// decode kernel a K or N beyond its 32-bit TMA coordinates. Each twin needs
+// no workspace and runs fp8 precise as its kernel does. Any other kernel is
+// its own (none): what it declines goes to the fallback.
+constexpr GemmKernel declined_kernel_twin(GemmKernel chosen) {
+  switch (chosen) {
+    case GemmKernel::kSm90Decode:
+    case GemmKernel::kSm90DecodeWgmma: return GemmKernel::kSm90SkinnyStream;  // the other decode kernel
+    case GemmKernel::kSm90SwappedStreamK: return GemmKernel::kSm90Swapped;     // the same tiles whole
+    default: return chosen;
+  }
+}
+
 // Ampere / Ada, int8 (sm_80 code; also what an sm_89 GPU runs for int8).
 constexpr GemmRule kSm80Int8Rules[] = {
     {16, 0, kAnyN, GemmKernel::kSkinny, "weight-bandwidth-bound (see sm90)"},

@@ -222,16 +222,10 @@ void scaled_mm_cuda(const ScaledMmArgs& args) {
   ScaledMmArgs run = args;
   run.fp8_fast_accum = chosen.fp8_fast_accum;  // false where fp8_fast_runs_precise
   if (try_kernel(chosen.kernel, run, info)) return;
-  // The swapped decode kernel declines a workspace CUTLASS finds too small,
-  // the fp8 wgmma one a K or N beyond its 32-bit TMA coordinates: the
-  // skinny decode kernel takes the call.
-  if ((chosen.kernel == GemmKernel::kSm90Decode || chosen.kernel == GemmKernel::kSm90DecodeWgmma) &&
-      try_kernel(GemmKernel::kSm90SkinnyStream, run, info)) {
-    return;
-  }
-  // The swapped stream-K kernel declines a workspace CUTLASS finds too
-  // small: the whole swapped tiles take the call.
-  if (chosen.kernel == GemmKernel::kSm90SwappedStreamK && try_kernel(GemmKernel::kSm90Swapped, run, info)) return;
+  // What the table's kernel declined for what the table does not see (a
+  // workspace CUTLASS finds too small, 32-bit TMA coordinates): its twin.
+  const GemmKernel twin = declined_kernel_twin(chosen.kernel);
+  if (twin != chosen.kernel && try_kernel(twin, run, info)) return;
   scaled_mm_fallback_cuda(args);
 }
 
