@@ -15,13 +15,12 @@
 //     expression, so the output is the same bits as the other decode
 //     kernel's (kSm90SkinnyStream) and matches the CPU within one ulp.
 // fp8 uses the accumulation bound of gemm_compare.h.
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
@@ -45,19 +44,8 @@ class ScaledMmDecode : public ::testing::Test {
 // every tile of 13×264×16400 over the SMs), with tails of 16.
 TEST_F(ScaledMmDecode, EveryEpilogueMatchesCpu) {
   StreamKWorkspace workspace;
-  const int64_t shapes[][3] = {{1, 48, 80}, {16, 272, 208}, {7, 1000, 2064}, {9, 4104, 1040}, {13, 264, 16400}};
-  for (const auto& s : shapes) {
-    int ran = 0;
-    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
-      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Decode, &workspace);
-      ASSERT_FALSE(out.empty()) << "kSm90Decode refused " << c.name();
-      ++ran;
-      EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
-    }
-    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
-  }
+  expect_every_epilogue_matches_cpu({GemmKernel::kSm90Decode, "sm90 decode", &workspace},
+                                    {{1, 48, 80}, {16, 272, 208}, {7, 1000, 2064}, {9, 4104, 1040}, {13, 264, 16400}});
 }
 
 // Every M from 1 to 16 (the tokens fill 1 … 16 of the tile's 16 columns),
@@ -65,23 +53,10 @@ TEST_F(ScaledMmDecode, EveryEpilogueMatchesCpu) {
 // bit for bit against kSm90SkinnyStream (both exact up to the same epilogue).
 TEST_F(ScaledMmDecode, EveryMUpTo16) {
   StreamKWorkspace workspace;
-  for (int64_t m = 1; m <= 16; ++m) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = m, c.n = 520, c.k = 4112, c.input = input, c.bias = true;
-      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
-      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Decode, &workspace);
-      ASSERT_FALSE(out.empty()) << c.name();
-      EXPECT_EQ(compare_all(p, out, "sm90 decode"), 0);
-      if (input == DType::kInt8) {
-        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90SkinnyStream);
-        ASSERT_FALSE(other.empty());
-        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90SkinnyStream";
-      }
-    }
-  }
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 16; ++m) ms.push_back(m);
+  expect_every_m_matches_cpu({GemmKernel::kSm90Decode, "sm90 decode", &workspace}, ms, 520, 4112,
+                             {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90SkinnyStream);
 }
 
 // Sub-matrix views: A, B and the output with leading dimensions past the

@@ -19,8 +19,8 @@
 
 #include <vector>
 
-#include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
@@ -43,38 +43,19 @@ class ScaledMmDecodeWgmma : public ::testing::Test {
 TEST_F(ScaledMmDecodeWgmma, EveryEpilogueMatchesCpu) {
   // (M, N, K): one tile and less; ragged N; a K tail; K split 2, 4 and 8
   // ways (decode_wgmma_splits on 132 SMs: 4 tiles × 8 at K = 65536).
-  const int64_t shapes[][3] = {{1, 48, 80},     {16, 272, 208},  {7, 1000, 2064},
-                               {9, 4104, 1040}, {13, 264, 16400}, {16, 200, 65536}};
-  for (const auto& s : shapes) {
-    int ran = 0;
-    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
-      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90DecodeWgmma);
-      if (c.input == DType::kInt8) {
-        EXPECT_TRUE(out.empty()) << "took int8: " << c.name();
-        continue;
-      }
-      ASSERT_FALSE(out.empty()) << "kSm90DecodeWgmma refused " << c.name();
-      ++ran;
-      EXPECT_EQ(compare_all(p, out, "sm90 fp8 decode wgmma"), 0);
-    }
-    EXPECT_EQ(ran, 16) << "fp8 cases: 2 outputs × 4 scale granularities × bias or not";
-  }
+  expect_every_epilogue_matches_cpu(
+      {GemmKernel::kSm90DecodeWgmma, "sm90 fp8 decode wgmma"},
+      {{1, 48, 80}, {16, 272, 208}, {7, 1000, 2064}, {9, 4104, 1040}, {13, 264, 16400}, {16, 200, 65536}},
+      /*int8_declined=*/true);
 }
 
 // Every M from 1 to 16 (tokens past M arrive as zeros from TMA), fast
 // accumulation requested or not (both run precise: the same bits).
 TEST_F(ScaledMmDecodeWgmma, EveryMUpTo16) {
-  for (int64_t m = 1; m <= 16; ++m) {
-    GemmCase c;
-    c.m = m, c.n = 520, c.k = 4112, c.input = DType::kFloat8E4M3, c.bias = true;
-    auto rng = make_rng(static_cast<uint64_t>(m * 17));
-    GemmProblem p(c, rng);
-    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90DecodeWgmma);
-    ASSERT_FALSE(out.empty()) << c.name();
-    EXPECT_EQ(compare_all(p, out, "sm90 fp8 decode wgmma"), 0);
-  }
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 16; ++m) ms.push_back(m);
+  expect_every_m_matches_cpu({GemmKernel::kSm90DecodeWgmma, "sm90 fp8 decode wgmma"}, ms, 520, 4112,
+                             {DType::kFloat8E4M3}, std::nullopt);
 }
 
 // Sub-matrix views: A and B with leading dimensions past the row (multiples

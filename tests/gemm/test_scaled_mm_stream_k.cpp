@@ -19,8 +19,8 @@
 
 #include <vector>
 
-#include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
@@ -55,19 +55,8 @@ class ScaledMmStreamK : public ::testing::Test {
 // precise fp8) against the CPU backend, split and data-parallel.
 TEST_F(ScaledMmStreamK, EveryEpilogueMatchesCpu) {
   StreamKWorkspace workspace;
-  const int64_t shapes[][3] = {{136, 1000, 2064}, {64, 512, 4096}, {300, 400, 528}};
-  int ran = 0;
-  for (const auto& s : shapes) {
-    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
-      auto rng = make_rng(static_cast<uint64_t>(s[0] * 7 + s[2]));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_stream_k(p, workspace);
-      ASSERT_FALSE(out.empty()) << "kSm90StreamK refused " << c.name();
-      ++ran;
-      EXPECT_EQ(compare_all(p, out, "stream-K"), 0);
-    }
-  }
-  EXPECT_EQ(ran, 3 * static_cast<int>(epilogue_cases(1, 1, 1).size()));
+  expect_every_epilogue_matches_cpu({GemmKernel::kSm90StreamK, "stream-K", &workspace},
+                                    {{136, 1000, 2064}, {64, 512, 4096}, {300, 400, 528}});
 }
 
 // One wave and a ragged second (144 tiles of 128×256 on 132 SMs): the

@@ -19,13 +19,12 @@
 //     row; an output pitch TMA cannot store and M > 192 are declined.
 // int8 is exact up to the epilogue's rounding; fp8 uses the accumulation
 // bound of gemm_compare.h.
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
@@ -47,20 +46,9 @@ class ScaledMmSwapped : public ::testing::Test {
 // points, bf16 / fp16, int8 and fp8) against the CPU backend, at every token
 // tile, with ragged N and K from one k-tile to 33 (a tail of 16).
 TEST_F(ScaledMmSwapped, EveryEpilogueMatchesCpu) {
-  const int64_t shapes[][3] = {{17, 1000, 208}, {32, 4104, 4112}, {129, 1000, 144},
-                               {160, 4104, 2064}, {161, 520, 4112}, {192, 64, 128}};
-  for (const auto& s : shapes) {
-    int ran = 0;
-    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
-      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
-      ASSERT_FALSE(out.empty()) << "kSm90Swapped refused " << c.name();
-      ++ran;
-      EXPECT_EQ(compare_all(p, out, "sm90 swapped"), 0);
-    }
-    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
-  }
+  expect_every_epilogue_matches_cpu({GemmKernel::kSm90Swapped, "sm90 swapped"},
+                                    {{17, 1000, 208}, {32, 4104, 4112}, {129, 1000, 144}, {160, 4104, 2064},
+                                     {161, 520, 4112}, {192, 64, 128}});
 }
 
 // Every M from 1 to 32 and from 129 to 192 (the tokens fill 1 … 32 and
@@ -71,23 +59,8 @@ TEST_F(ScaledMmSwapped, EveryMAtItsTiles) {
   std::vector<int64_t> ms = {33, 64, 100, 128};
   for (int64_t m = 1; m <= 32; ++m) ms.push_back(m);
   for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
-  for (int64_t m : ms) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = m, c.n = 392, c.k = 1040, c.input = input, c.bias = true;
-      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
-      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
-      ASSERT_FALSE(out.empty()) << c.name();
-      EXPECT_EQ(compare_all(p, out, "sm90 swapped"), 0);
-      if (input == DType::kInt8) {
-        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90Square);
-        ASSERT_FALSE(other.empty());
-        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90Square";
-      }
-    }
-  }
+  expect_every_m_matches_cpu({GemmKernel::kSm90Swapped, "sm90 swapped"}, ms, 392, 1040,
+                             {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90Square);
 }
 
 // Sub-matrix views: A, B and the output with leading dimensions past the row

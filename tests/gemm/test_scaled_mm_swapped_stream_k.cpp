@@ -21,13 +21,12 @@
 // int8 is exact up to the epilogue's rounding, so its output is the same bits
 // as the whole swapped tiles' (kSm90Swapped); fp8 uses the accumulation bound
 // of gemm_compare.h.
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "common/cuda_buffer.h"
 #include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
 #include "gemm/gemm_compare.h"
 #include "gemm/gemm_device_problem.h"
 #include "gemm/gemm_problem.h"
@@ -51,20 +50,9 @@ class ScaledMmSwappedStreamK : public ::testing::Test {
 // 129 k-tiles (every tile of 192×264×16400 cut over the SMs), tails of 16.
 TEST_F(ScaledMmSwappedStreamK, EveryEpilogueMatchesCpu) {
   StreamKWorkspace workspace;
-  const int64_t shapes[][3] = {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
-                               {192, 264, 16400}};
-  for (const auto& s : shapes) {
-    int ran = 0;
-    for (const GemmCase& c : epilogue_cases(s[0], s[1], s[2])) {
-      auto rng = make_rng(static_cast<uint64_t>(s[0] * 131 + s[1] * 7 + s[2]));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
-      ASSERT_FALSE(out.empty()) << "kSm90SwappedStreamK refused " << c.name();
-      ++ran;
-      EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K"), 0);
-    }
-    EXPECT_EQ(ran, static_cast<int>(epilogue_cases(1, 1, 1).size()));
-  }
+  expect_every_epilogue_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace},
+                                    {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
+                                     {192, 264, 16400}});
 }
 
 // Every M from 129 to 192 (the tokens fill 129 … 160 of the 160-column tile
@@ -75,23 +63,8 @@ TEST_F(ScaledMmSwappedStreamK, EveryMAtItsTiles) {
   StreamKWorkspace workspace;
   std::vector<int64_t> ms = {1, 17, 100, 128};
   for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
-  for (int64_t m : ms) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = m, c.n = 392, c.k = 4112, c.input = input, c.bias = true;
-      c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
-      auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
-      GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
-      ASSERT_FALSE(out.empty()) << c.name();
-      EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K"), 0);
-      if (input == DType::kInt8) {
-        const std::vector<uint8_t> other = run_forced(p, GemmKernel::kSm90Swapped);
-        ASSERT_FALSE(other.empty());
-        EXPECT_EQ(out, other) << c.name() << ": not the same bits as kSm90Swapped";
-      }
-    }
-  }
+  expect_every_m_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, ms, 392, 4112,
+                             {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90Swapped);
 }
 
 // Sub-matrix views: A, B and the output with leading dimensions past the
