@@ -3,7 +3,7 @@
 # with the binaries staged in .carry/gemm (qgemm_test_gemm, qgemm):
 #   scripts/device_gemm.sh [tests] [sanitize] [bench] [sweep]
 # Writes logs and bench_gemm.json under $OUT (or ./gemm-out). Expected time on
-# an H100: tests ~2-5 min (4 shards; the device machines differ in CPU speed), sanitize ~2-3 min, bench ~1 min (sweep ~1 min).
+# an H100: tests ~5 min (12 shards; the device machines differ in CPU speed), sanitize ~2-3 min, bench ~1 min (sweep ~1 min).
 set -uo pipefail
 BIN=${BIN:-.carry/gemm}
 OUT=${OUT:-gemm-out}
@@ -14,14 +14,8 @@ status=0
 for phase in "$@"; do
   case $phase in
     tests)
-      # Four shards at once: the CPU reference dominates (~4 min in one
-      # process, ~2 min sharded on the device machine's 16 cores).
-      for shard in 0 1 2 3; do
-        OMP_NUM_THREADS=4 GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard timeout 540 "$BIN/qgemm_test_gemm" \
-          --gtest_brief=1 > "$OUT/test-shard$shard.log" 2>&1 &
-      done
-      for shard in 0 1 2 3; do wait -n || status=1; done
-      tail -n 3 "$OUT"/test-shard*.log ;;
+      # Sharded (run_sharded_tests.sh): the CPU reference dominates.
+      bash scripts/run_sharded_tests.sh "$OUT" "$BIN/qgemm_test_gemm" || status=1 ;;
     sanitize)
       # Representative subset: every kernel forced once on a small ragged
       # shape (the direct-store one also at an odd N), the dispatcher on odd
