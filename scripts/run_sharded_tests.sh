@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each GoogleTest binary named in $QGEMM_TEST_SHARDS shards at once
 # (default 12), the binaries one after the other, and prints one line per
-# binary (passed, skipped, seconds) and its failures. Used on the GPU
+# binary (passed, skipped, seconds), its failures, its slowest shard and
+# its five slowest tests (what to shorten when a shard nears its timeout). Used on the GPU
 # machine by device_run_all.sh and device_gemm.sh.
 #   scripts/run_sharded_tests.sh LOG_DIR BINARY...
 # Many shards because the CPU reference's exact sums are single-threaded per
@@ -23,7 +24,7 @@ for t in "$@"; do
   pids=()
   for ((shard = 0; shard < shards; ++shard)); do
     OMP_NUM_THREADS=$threads GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard \
-      timeout "$limit" stdbuf -oL "$t" --gtest_brief=1 > "$logs/$name-$shard.log" 2>&1 &
+      timeout "$limit" stdbuf -oL "$t" > "$logs/$name-$shard.log" 2>&1 &
     pids+=($!)
   done
   rc=0
@@ -38,6 +39,10 @@ for t in "$@"; do
   passed=$(awk '/^\[  PASSED  \]/ {n += $4} END {print n + 0}' "$logs/$name"-*.log)
   skipped=$(awk '/^\[  SKIPPED \]/ && $5 ~ /^tests?[.,]$/ {n += $4} END {print n + 0}' "$logs/$name"-*.log)
   echo "$name rc=$rc: passed $passed, skipped $skipped ($shards shards, $(( $(date +%s) - start )) s)"
-  grep -hE '^\[  FAILED  \]' "$logs/$name"-*.log | head -20
+  grep -hE '^\[  FAILED  \]' "$logs/$name"-*.log | sort -u | head -20
+  # "[==========] N tests from S test suites ran. (T ms total)" per shard.
+  awk '/^\[==========\] .* ran\./ {gsub(/[(]/, "", $(NF-2)); if ($(NF-2) + 0 > most) most = $(NF-2) + 0}
+       END {printf "  slowest shard %.0f s; slowest tests (ms):\n", most / 1000}' "$logs/$name"-*.log
+  sed -nE 's/^\[       OK \] (.*) \(([0-9]+) ms\)$/\2 \1/p' "$logs/$name"-*.log | sort -rn | head -5 | sed 's/^/    /'
 done
 exit $status
