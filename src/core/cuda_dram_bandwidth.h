@@ -25,7 +25,7 @@ inline int64_t query_peak_dram_gbps(int device) {
 // clock and bus width): what the decode kernel's launch rule compares with
 // what one CTA per SM streams (gemm/cuda/skinny_stream_launch.h), and what
 // the Hopper tile model reads for its costs on fast DRAM
-// (gemm/cuda/dispatch_table.h, dram_regime).
+// (gemm/cuda/tile_model.h, dram_regime).
 inline int64_t cuda_peak_dram_gbps(int device) { return cached_per_device<query_peak_dram_gbps>(device); }
 
 }  // namespace qgemm::detail

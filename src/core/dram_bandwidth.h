@@ -17,7 +17,7 @@ constexpr int64_t peak_dram_gbps(int64_t memory_clock_khz, int64_t bus_width_bit
 // GB/s on 132 SMs: 25 per SM) and an H200 (4814 as the runtime reports it:
 // 36), where launch rules measured on both part ways — weight-only's int8
 // decode kernel (wonly/cuda/wonly_stream_plan.h) and the Hopper tile model
-// at short K (gemm/cuda/dispatch_table.h). 0 (unknown) is not fast.
+// at short K (gemm/cuda/tile_model.h). 0 (unknown) is not fast.
 constexpr int64_t kFastDramGbpsPerSm = 30;
 constexpr bool dram_fast_per_sm(int64_t peak_dram_gbps, int64_t sms) {
   return sms > 0 && peak_dram_gbps > kFastDramGbpsPerSm * sms;

@@ -168,7 +168,7 @@ using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1
 // 64 columns (2 × 32 more registers; ptxas: 0 spills under the consumers'
 // 232-register setmaxnreg). The highest MMA per shared-memory byte: on the
 // H100, 850 µs at 8192³ against 977 for 128×128 and 907 for 128×192, the
-// fastest tile wherever its tiles fill their waves (dispatch_table.h).
+// fastest tile wherever its tiles fill their waves (tile_model.h).
 // kSm90Coop128 → 128×128×128 cooperative (each warpgroup 64×128: three whole
 // sets, 3 × 64 registers), cluster 2×1 — the most tiles, for problems whose
 // larger tiles fill the SMs badly.
@@ -193,7 +193,7 @@ using Fp8Narrow = Config<Shape<_64, _128, _128>, Shape<_1, _2, _1>, cutlass::gem
 // other two in tile size: where neither 128×256 nor 128×128 tiles fill
 // their waves well (precise fp8 384×10240×8192: 75.5 µs against 92.6 and
 // 97.4). int8 and fast fp8 run the same tile with one accumulator set (96
-// registers), for the same reason (dispatch_table.h, kSm90Int8Tiles).
+// registers), for the same reason (tile_model.h, kSm90Int8Tiles).
 using Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                        cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
@@ -201,7 +201,7 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 
 // The one-wave tiles (sm90_one_wave_*.cu: int8, precise fp8, fast fp8) —
 // 128×kN×128 cooperative, cluster 1×2, for M = 65–128 where no other tile
-// fills one wave (dispatch_table.h, wide80_fills_one_wave and
+// fills one wave (tile_waves.h, wide80_fills_one_wave and
 // wide96_fills_one_wave). At 128×10240 the 64-row tiles make 160 (1.2 waves
 // on 132 SMs), 128×128 makes 80, 128×192 53; 128×80 makes 128, one wave,
 // each CTA streaming 80 weight rows once. 128×96 takes the next band
@@ -216,7 +216,7 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // kClusterN = 4 (kSm90Wide80x4, kSm90Wide96x4): four N-neighbours share the
 // A tile, each loading a quarter of it — H200, 128×80 at M = 72–128 ×
 // N = 9216: 0.78–0.95× the time of cluster 1×2 — but only where the
-// clusters of four are all co-resident (dispatch_table.h, quad_clusters_fit).
+// clusters of four are all co-resident (tile_waves.h, quad_clusters_fit).
 template <int kN, int kClusterN = 2>
 using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                        cutlass::gemm::KernelTmaWarpSpecializedCooperative,

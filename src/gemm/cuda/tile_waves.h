@@ -1,0 +1,164 @@
+// tile_waves.h — how a scaled-GEMM problem's tiles fill a Hopper GPU's SMs:
+// tile counts as CUTLASS's schedulers deal them (in whole clusters), and the
+// predicates the dispatch rules test (dispatch_table.h, Waves and the
+// *_takes functions), each with the measurements that set its bounds.
+#pragma once
+
+#include <cstdint>
+
+namespace qgemm::detail {
+
+constexpr int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+constexpr int64_t round_up(int64_t x, int64_t multiple) { return ceil_div(x, multiple) * multiple; }
+
+constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n) {
+  return ceil_div(m, tile_m) * ceil_div(n, tile_n);
+}
+
+// True when 128×128 tiles need between one and one and a half waves (e.g.
+// 256×10240: 160 tiles on 132 SMs), where a second, mostly idle wave costs
+// nearly as much as the first.
+constexpr bool square_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = tile_count(m, n, 128, 128);
+  return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
+}
+
+// True when 64×64 tiles fit in one wave (M ≤ 64: N ≤ 8448 on 132 SMs).
+constexpr bool small_tiles_fit_one_wave(int64_t m, int64_t n, int sm_count) {
+  return tile_count(m, n, 64, 64) <= sm_count;
+}
+
+// True when 64×128 tiles need between one and one and a half waves (e.g.
+// 128×10240: 2 × 80 = 160 tiles on 132 SMs).
+constexpr bool narrow_tiles_ragged(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = tile_count(m, n, 64, 128);
+  return tiles > sm_count && 2 * tiles < 3 * static_cast<int64_t>(sm_count);
+}
+
+// The CTA slots of tile_m × tile_n tiles in clusters of 1 × cluster_n, as the
+// persistent scheduler deals them: N tiles in whole clusters, a slot past N
+// included (the one-wave and cluster-1×4 tiles).
+constexpr int64_t cluster_slots(int64_t m, int64_t n, int64_t tile_m, int64_t tile_n, int64_t cluster_n) {
+  return ceil_div(m, tile_m) * round_up(ceil_div(n, tile_n), cluster_n);
+}
+
+// True when 128×80 tiles, in clusters of 1×2, fit in one wave and 64×128
+// tiles do not: at M = 65–128 on 132 SMs, N = 8449–10560 (N = 10240: 128
+// tiles of 128×80 against 160 of 64×128).
+constexpr bool wide80_fills_one_wave(int64_t m, int64_t n, int sm_count) {
+  return cluster_slots(m, n, 128, 80, 2) <= sm_count && tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when 128×96 tiles fit in one wave and neither 128×80 nor 64×128
+// tiles do: at M = 65–128 on 132 SMs, N = 10561–12672 (N = 11008: 115 tiles
+// of 128×96 against 138 of 128×80 and 172 of 64×128).
+constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
+  return cluster_slots(m, n, 128, 96, 2) <= sm_count && cluster_slots(m, n, 128, 80, 2) > sm_count &&
+         tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when kSm90Swapped's tiles — 64 weight channels each, dealt in
+// clusters of two — fill at least 70 % of their waves (its rules: M = 17–32
+// and 129–192, N ≥ 6144): on 132 SMs N = 6144
+// (96 tiles, 73 %), 8192 (97 %), 14336 and 28672 (85 %), 57344 (97 %), not
+// N = 10240 (160 tiles: 61 % of two waves) or 11008 (65 %). H200, M = 136
+// / 160 / 176 / 192, against the former pick (bench/results/
+// gemm-h200-swapped-sweep-55c126f.json): at 10240×8192 the swapped tiles
+// took 0.93–1.19× the former pick's time for int8 and 1.03–1.27× for
+// precise fp8 (int8 43.6 against 46.5 µs at M = 136, 46.0 against 38.9 at
+// 176), where at the widths that fill they ran 1.02–1.47× faster. At
+// M = 17–32 (gemm-h200-swapped-sweep-m17-64.json) the same split: 0.99–1.16×
+// the former pick's time at 10240×8192, 0.81–1.01× where the tiles fill.
+constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
+  if (sm_count <= 0) return false;
+  const int64_t tiles = round_up(ceil_div(n, 64), 2);
+  const int64_t waves = ceil_div(tiles, sm_count);
+  return tiles * 10 >= waves * sm_count * 7;
+}
+
+// True where Hopper runs kSm90SwappedStreamK when the call brings a
+// workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
+// the stream-K scheduler, keep every SM busy with no 128-row tile mostly
+// padding. H200 data: bench/results/gemm-h200-swapped-stream-k-sweep.json
+// and gemm-h200-swapped-stream-k-n4096.json (forced, one call each); µs or
+// time ratios, int8 / precise fp8.
+//   - N ≥ 6144, M = 129–160, where kSm90Swapped's tiles do not fill their
+//     waves (N = 10240 and 11008 on 132 SMs): against the tile model's
+//     128×192, 136×10240×8192 46.5 → 36.8 / 45.8 → 38.0, 160×… 42.0 →
+//     35.6 / 41.9 → 35.3, 136×11008×4096 28.9 → 22.6 / 28.4 → 22.3,
+//     160×… 26.4 → 22.2 / 25.2 → 22.1. Even at M = 176–192 (1.00–1.02×
+//     faster); where the 64-channel tiles fill, 1.2–1.4× slower at N = 6144
+//     and 8192 (0.96–1.03× at 28672).
+//   - N = 4096–6143, by the 128×128 k-tiles each SM gets, ⌈N/128⌉·⌈K/128⌉ /
+//     SMs, against the whole swapped tiles (the rule there at M ≤ 160):
+//     15.5 per SM (N = 4096, K = 8192) 1.12–1.17× / 1.17–1.19× their time,
+//     20.8 (K = 11008) 1.03–1.07× / 1.09–1.12×, 27.2 (14336) 0.93–0.97× /
+//     0.98–1.01×, 54.3 (28672) 0.74–0.79× / 0.77–0.81×; at K = 4096 (7.8)
+//     1.3–1.6× the 64×128 tiles' time. At M = 161–192, against the 64×128
+//     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
+//     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
+//     Not at N < 4096: at 160×2048×16384 precise fp8's in-order fix-up of
+//     ~8 peers per tile ran 1.21× the 64×128 tiles' time.
+constexpr int64_t kSwappedStreamKTilesPerSm = 24;
+constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (m <= 128 || m > 192 || sm_count <= 0) return false;
+  if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
+  const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
+  const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
+  return n >= 4096 && k_tiles >= per_sm * sm_count;
+}
+
+// Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
+// wave only where all of them are co-resident, and fewer fit than SMs / 4:
+// a cluster runs on the SMs of one GPC, and Hopper's SMs come in pairs
+// (TPCs), so a GPC whose SM count is 2 mod 4 leaves a pair idle — with
+// GH100's 8 GPCs at most 16 SMs, 116 of an H100's or H200's 132. The rules
+// hold to that bound. On the H200, 29 clusters of four (116 CTAs) ran in one wave and 32
+// (128) in two: 128×10240×8192 int8 30.0 µs with 128×80 tiles in pairs,
+// 40.4 in fours, 128×9216×8192 (29 clusters) 28.7 and 27.1
+// (bench/results/gemm-h200-sweep-wide80x4-5897ca2.json).
+constexpr int64_t kQuadClusterIdleSms = 16;
+constexpr bool quad_clusters_fit(int64_t slots, int sm_count) {
+  return slots <= static_cast<int64_t>(sm_count) - kQuadClusterIdleSms;
+}
+
+// True when 64×48 tiles in clusters of 1×4 are all co-resident: M ≤ 64 on
+// 132 SMs, N ≤ 5568 (N = 4096: 88 slots).
+constexpr bool thin48_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(cluster_slots(m, n, 64, 48, 4), sm_count);
+}
+
+// True when 128×80 tiles in clusters of 1×4 are all co-resident and 64×128
+// tiles do not fit one wave: M = 65–128 on 132 SMs, N = 8449–9280 (N =
+// 9216: 116 slots), inside wide80_fills_one_wave's band.
+constexpr bool wide80x4_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(cluster_slots(m, n, 128, 80, 4), sm_count) && tile_count(m, n, 64, 128) > sm_count;
+}
+
+// True when 128×96 tiles in clusters of 1×4 are all co-resident, 128×80
+// ones are not, and 64×128 tiles do not fit one wave: M = 65–128 on 132
+// SMs, N = 9281–11136 (N = 10240: 108 slots, 11008: 116).
+constexpr bool wide96x4_fits(int64_t m, int64_t n, int sm_count) {
+  return quad_clusters_fit(cluster_slots(m, n, 128, 96, 4), sm_count) &&
+         !quad_clusters_fit(cluster_slots(m, n, 128, 80, 4), sm_count) && tile_count(m, n, 64, 128) > sm_count;
+}
+
+// M ≤ 16 with a workspace: where the swapped wgmma decode kernel
+// (kSm90Decode, sm90_decode.cuh) replaces kSm90SkinnyStream. Measured on the
+// H200 (both forced in one call, M ∈ {1, 8, 9, 16} and four more tall
+// weights; bench/results/gemm-h200-decode-swapped-ab.json, …-modes.json),
+// its time is ~11 µs plus the weight at ~4.45 TB/s, the skinny kernel's
+// ~6 µs plus ~4.15 TB/s (fp8; int8 at M ≤ 8 on tall weights less): it wins
+// only on large weights, and only where its 128-row tiles are at least one
+// and a half waves (at 8192×28672, 64 tiles, the scheduler cuts every tile
+// and the two kernels tie). Both hold from (N, K) = (28672, 8192) up:
+// 1×28672×8192 int8 68.1 → 61.6 µs, 16×… fp8 69.7 → 63.5, 1×57344×8192
+// int8 128.4 → 117.3, 16×128256×8192 fp8 280.4 → 253.7; at 28672×4096
+// (117 MB) it was 1.10× slower, at 8192×8192 1.2×.
+constexpr int64_t kDecodeMinWeightElements = int64_t{200} << 20;
+constexpr bool decode_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  return m <= 16 && sm_count > 0 && 2 * ceil_div(n, 128) >= 3 * static_cast<int64_t>(sm_count) &&
+         n * k >= kDecodeMinWeightElements;
+}
+
+}  // namespace qgemm::detail
