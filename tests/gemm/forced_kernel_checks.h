@@ -42,22 +42,21 @@ inline void expect_every_epilogue_matches_cpu(const ForcedKernel& forced, std::i
                                               bool int8_declined = false) {
   for (const Mnk& s : shapes) {
     int ran = 0, expected = 0;
-    for (const GemmCase& c : epilogue_cases(s.m, s.n, s.k)) {
-      auto rng = make_rng(static_cast<uint64_t>(s.m * 131 + s.n * 7 + s.k));
-      GemmProblem p(c, rng);
+    const auto seed = static_cast<uint64_t>(s.m * 131 + s.n * 7 + s.k);
+    for_each_epilogue_problem(s.m, s.n, s.k, seed, [&](const GemmCase& c, GemmProblem& p) {
       const std::vector<uint8_t> out = forced.run(p);
       if (int8_declined && c.input == DType::kInt8) {
         EXPECT_TRUE(out.empty()) << forced.label << " took int8: " << c.name();
-        continue;
+        return;
       }
       ++expected;
       if (out.empty()) {
         ADD_FAILURE() << forced.label << " refused " << c.name();
-        continue;
+        return;
       }
       ++ran;
       EXPECT_EQ(compare_all(p, out, forced.label), 0);
-    }
+    });
     EXPECT_EQ(ran, expected) << forced.label << " at " << s.m << "x" << s.n << "x" << s.k;
     EXPECT_GT(ran, 0);
   }

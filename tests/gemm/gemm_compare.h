@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,25 @@ inline std::vector<GemmCase> epilogue_cases(int64_t m, int64_t n, int64_t k) {
     }
   }
   return cases;
+}
+
+// Each problem of epilogue_cases(m, n, k) drawn from `seed` (what
+// GemmProblem(case, make_rng(seed)) would give), passed to fn(case,
+// problem). A and B are drawn once per input dtype and shared
+// (GemmOperands): for a large shape most of the setup.
+template <class Fn>
+void for_each_epilogue_problem(int64_t m, int64_t n, int64_t k, uint64_t seed, Fn&& fn) {
+  std::optional<GemmOperands> operands;
+  GemmCase drawn;
+  for (const GemmCase& c : epilogue_cases(m, n, k)) {
+    if (!operands || !GemmOperands::serve(drawn, c)) {
+      auto rng = make_rng(seed);
+      operands = GemmOperands::draw(c, rng);
+      drawn = c;
+    }
+    GemmProblem p(c, *operands);
+    fn(c, p);
+  }
 }
 
 }  // namespace qgemm::test

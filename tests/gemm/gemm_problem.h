@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/test_util.h"
@@ -50,6 +51,40 @@ inline std::string gtest_name(const GemmCase& c, size_t index) {
   return name + "_" + std::to_string(index);
 }
 
+// A problem's random A and B and the generator's state after drawing them.
+// The cases of one shape (epilogue_cases) each draw A and B from the same
+// seed first, so they can share one draw, the slow part of a large
+// problem's setup, and still get the scales, bias and zero points they
+// would have drawn.
+struct GemmOperands {
+  std::vector<uint8_t> a;  // M rows of K + lda_pad
+  std::vector<uint8_t> b;  // N columns of K + ldb_pad
+  std::mt19937_64 rng_after;
+
+  // Draws them for `c` (its shape, padding and input dtype) from `rng`,
+  // which it advances past them.
+  static GemmOperands draw(const GemmCase& c, std::mt19937_64& rng) {
+    GemmOperands r;
+    const int64_t a_bytes = c.m * (c.k + c.lda_pad), b_bytes = c.n * (c.k + c.ldb_pad);
+    if (c.input == DType::kInt8) {
+      const auto av = random_int8(rng, a_bytes);
+      const auto bv = random_int8(rng, b_bytes);
+      r.a.assign(av.begin(), av.end());
+      r.b.assign(bv.begin(), bv.end());
+    } else {
+      r.a = random_fp8(rng, a_bytes, 16.0f);
+      r.b = random_fp8(rng, b_bytes, 2.0f);
+    }
+    r.rng_after = rng;
+    return r;
+  }
+  // Whether operands drawn for `drawn` serve `c`.
+  static bool serve(const GemmCase& drawn, const GemmCase& c) {
+    return drawn.m == c.m && drawn.n == c.n && drawn.k == c.k && drawn.lda_pad == c.lda_pad &&
+           drawn.ldb_pad == c.ldb_pad && drawn.input == c.input;
+  }
+};
+
 struct GemmProblem {
   GemmCase c;
   int64_t lda, ldb, ldo;
@@ -61,39 +96,13 @@ struct GemmProblem {
   std::vector<int32_t> azp_adj;
   std::vector<uint8_t> out;  // M rows of ldo, poisoned
 
-  explicit GemmProblem(const GemmCase& gemm_case, std::mt19937_64& rng) : c(gemm_case) {
-    lda = c.k + c.lda_pad;
-    ldb = c.k + c.ldb_pad;
-    ldo = c.n + c.ldo_pad;
-    for (int raw = 0; raw < 256; ++raw) {
-      value_of_[raw] = input_value(static_cast<uint8_t>(raw));
-      magnitude_of_[raw] = std::fabs(value_of_[raw]);
-    }
-    if (c.input == DType::kInt8) {
-      auto av = random_int8(rng, c.m * lda);
-      auto bv = random_int8(rng, c.n * ldb);
-      a.assign(av.begin(), av.end());
-      b.assign(bv.begin(), bv.end());
-    } else {
-      a = random_fp8(rng, c.m * lda, 16.0f);
-      b = random_fp8(rng, c.n * ldb, 2.0f);
-    }
-    scale_a = random_float(rng, c.per_token ? c.m : 1, 1e-3f, 2e-2f);
-    scale_b = random_float(rng, c.per_channel ? c.n : 1, 1e-3f, 2e-2f);
-    if (c.bias) {
-      const auto values = random_float(rng, c.n, -4.0f, 4.0f);
-      bias.resize(c.n * dtype_size(c.out));
-      for (int64_t j = 0; j < c.n; ++j) detail::store_float(bias.data(), j, c.out, values[j]);
-    }
-    if (c.zero_point == ZeroPoint::kPerToken) {
-      azp = random_int32(rng, c.m, -128, 127);
-      azp_adj = column_sums(1);
-    } else if (c.zero_point == ZeroPoint::kPerTensor) {
-      azp_adj = column_sums(random_int32(rng, 1, -128, 127)[0]);
-    }
-    out.resize(c.m * ldo * dtype_size(c.out));
-    poison(out.data(), out.size());
-  }
+  explicit GemmProblem(const GemmCase& gemm_case, std::mt19937_64& rng)
+      : GemmProblem(gemm_case, GemmOperands::draw(gemm_case, rng), &rng) {}
+  // From operands drawn for a case of the same shape, padding and input
+  // dtype (GemmOperands::serve): the problem drawing them from their seed
+  // here would give.
+  GemmProblem(const GemmCase& gemm_case, GemmOperands operands)
+      : GemmProblem(gemm_case, std::move(operands), nullptr) {}
 
   double a_value(int64_t i, int64_t k) const { return value_of_[a[i * lda + k]]; }
   double b_value(int64_t k, int64_t j) const { return value_of_[b[j * ldb + k]]; }
@@ -175,6 +184,35 @@ struct GemmProblem {
   }
 
  private:
+  // A and B from `operands`, then the epilogue's inputs from *caller_rng,
+  // or where that is null from this call's copy of operands.rng_after.
+  GemmProblem(const GemmCase& gemm_case, GemmOperands operands, std::mt19937_64* caller_rng)
+      : c(gemm_case), a(std::move(operands.a)), b(std::move(operands.b)) {
+    std::mt19937_64& rng = caller_rng != nullptr ? *caller_rng : operands.rng_after;
+    lda = c.k + c.lda_pad;
+    ldb = c.k + c.ldb_pad;
+    ldo = c.n + c.ldo_pad;
+    for (int raw = 0; raw < 256; ++raw) {
+      value_of_[raw] = input_value(static_cast<uint8_t>(raw));
+      magnitude_of_[raw] = std::fabs(value_of_[raw]);
+    }
+    scale_a = random_float(rng, c.per_token ? c.m : 1, 1e-3f, 2e-2f);
+    scale_b = random_float(rng, c.per_channel ? c.n : 1, 1e-3f, 2e-2f);
+    if (c.bias) {
+      const auto values = random_float(rng, c.n, -4.0f, 4.0f);
+      bias.resize(c.n * dtype_size(c.out));
+      for (int64_t j = 0; j < c.n; ++j) detail::store_float(bias.data(), j, c.out, values[j]);
+    }
+    if (c.zero_point == ZeroPoint::kPerToken) {
+      azp = random_int32(rng, c.m, -128, 127);
+      azp_adj = column_sums(1);
+    } else if (c.zero_point == ZeroPoint::kPerTensor) {
+      azp_adj = column_sums(random_int32(rng, 1, -128, 127)[0]);
+    }
+    out.resize(c.m * ldo * dtype_size(c.out));
+    poison(out.data(), out.size());
+  }
+
   // The input dtype's value of each byte, and its magnitude.
   std::array<double, 256> value_of_{}, magnitude_of_{};
 

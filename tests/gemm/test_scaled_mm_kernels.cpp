@@ -61,17 +61,16 @@ bool sm89_fp8_expected() {
 TEST_P(ScaledMmKernel, EveryEpilogueMatchesCpu) {
   const KernelCase& kc = GetParam();
   int ran_int8 = 0, ran_fp8 = 0;
-  for (const GemmCase& c : epilogue_cases(kc.m, kc.n, kc.k)) {
-    auto rng = make_rng(static_cast<uint64_t>(kc.m * 131 + kc.n * 7 + kc.k));
-    GemmProblem p(c, rng);
+  const auto seed = static_cast<uint64_t>(kc.m * 131 + kc.n * 7 + kc.k);
+  for_each_epilogue_problem(kc.m, kc.n, kc.k, seed, [&](const GemmCase& c, GemmProblem& p) {
     DeviceProblem d(p);
-    if (!detail::scaled_mm_cuda_with(d.args(p), kc.kernel)) continue;  // not built / not for this GPU
+    if (!detail::scaled_mm_cuda_with(d.args(p), kc.kernel)) return;  // not built / not for this GPU
     ++(c.input == DType::kInt8 ? ran_int8 : ran_fp8);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<uint8_t> gpu_out;
     d.out.download(gpu_out);
     EXPECT_EQ(compare_all(p, gpu_out, detail::gemm_kernel_name(kc.kernel)), 0);
-  }
+  });
   const bool mma_sync_tile = kc.kernel == GemmKernel::kSm80Large || kc.kernel == GemmKernel::kSm80Small;
   if (mma_sync_tile && ran_int8 > 0 && sm89_fp8_expected()) {
     EXPECT_GT(ran_fp8, 0) << "the sm89 fp8 build of " << detail::gemm_kernel_name(kc.kernel) << " did not run";
