@@ -1,9 +1,10 @@
-// forced_kernel_checks.h — the two checks every test of one forced kernel
-// runs (decode, swapped, stream-K tiles …): every epilogue variant against
-// the CPU backend at a few shapes, and every M of the kernel's token range
-// against the CPU and, for int8, bit for bit against a twin kernel. int8 is
-// exact up to the epilogue's rounding, so two int8 kernels with the same
-// epilogue give the same bits; fp8 uses gemm_compare.h's accumulation bound.
+// forced_kernel_checks.h — the checks the tests of one forced kernel share
+// (decode, swapped, stream-K tiles …): every epilogue variant against the
+// CPU backend at a few shapes; every M of the kernel's token range against
+// the CPU and, for int8, bit for bit against a twin kernel; sub-matrix views
+// and the layouts it declines; the same bits on every run. int8 is exact up
+// to the epilogue's rounding, so two int8 kernels with the same epilogue
+// give the same bits; fp8 uses gemm_compare.h's accumulation bound.
 #pragma once
 
 #if QGEMM_WITH_CUDA
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gemm/gemm_compare.h"
@@ -90,6 +92,59 @@ inline void expect_every_m_matches_cpu(const ForcedKernel& forced, const std::ve
         EXPECT_EQ(out, twin) << forced.label << " " << c.name() << ": not the same bits as its twin";
       }
     }
+  }
+}
+
+// `padded` (leading dimensions past the row; the output's a multiple of 8,
+// as TMA needs), int8 with per-tensor zero points and fp8, against the CPU;
+// then what the kernel declines: an output pitch TMA cannot store, M =
+// `too_many_tokens`, and for a kernel given a workspace, none or 256 bytes
+// of one (the dispatcher then runs a twin).
+inline void expect_padded_views_and_declines(const ForcedKernel& forced, GemmCase padded,
+                                             int64_t too_many_tokens) {
+  const std::string label = std::string(forced.label) + ", padded";
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    padded.input = input, padded.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
+    auto rng = make_rng(5);
+    GemmProblem p(padded, rng);
+    const std::vector<uint8_t> out = forced.run(p);
+    if (out.empty()) {
+      ADD_FAILURE() << forced.label << " refused " << padded.name();
+      continue;
+    }
+    EXPECT_EQ(compare_all(p, out, label), 0);
+    if (forced.workspace != nullptr) {
+      EXPECT_TRUE(run_forced(p, forced.kernel).empty()) << forced.label << " ran without a workspace";
+      EXPECT_TRUE(run_forced(p, forced.kernel, forced.workspace, 256).empty())
+          << forced.label << " ran in 256 bytes of workspace";
+    }
+  }
+  GemmCase odd = padded;
+  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
+  auto rng = make_rng(6);
+  GemmProblem p(odd, rng);
+  EXPECT_TRUE(forced.run(p).empty()) << forced.label << " took an output TMA cannot store";
+  GemmCase tall = padded;
+  tall.m = too_many_tokens;
+  GemmProblem q(tall, rng);
+  EXPECT_TRUE(forced.run(q).empty()) << forced.label << " took M = " << too_many_tokens;
+}
+
+// `c` in int8 and fp8: the same bits on every run (fp8's stream-K peers add
+// in k order; int8's int32 sums are exact in any order), with a workspace
+// left as the last run left it, and against the CPU.
+inline void expect_deterministic(const ForcedKernel& forced, GemmCase c) {
+  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+    c.input = input;
+    auto rng = make_rng(12);
+    GemmProblem p(c, rng);
+    const std::vector<uint8_t> first = forced.run(p);
+    if (first.empty()) {
+      ADD_FAILURE() << forced.label << " refused " << c.name();
+      continue;
+    }
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(forced.run(p), first) << c.name() << " run " << r;
+    EXPECT_EQ(compare_all(p, first, forced.label), 0);
   }
 }
 

@@ -71,23 +71,7 @@ TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
   GemmCase c;
   c.m = 150, c.n = 776, c.k = 2064;
   c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
-    auto rng = make_rng(5);
-    GemmProblem p(c, rng);
-    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90Swapped);
-    ASSERT_FALSE(out.empty()) << c.name();
-    EXPECT_EQ(compare_all(p, out, "sm90 swapped, padded"), 0);
-  }
-  GemmCase odd = c;
-  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
-  auto rng = make_rng(6);
-  GemmProblem p(odd, rng);
-  EXPECT_TRUE(run_forced(p, GemmKernel::kSm90Swapped).empty()) << "took an output TMA cannot store";
-  GemmCase tall = c;
-  tall.m = 193;
-  GemmProblem q(tall, rng);
-  EXPECT_TRUE(run_forced(q, GemmKernel::kSm90Swapped).empty()) << "took M = 193";
+  expect_padded_views_and_declines({GemmKernel::kSm90Swapped, "sm90 swapped"}, c, 193);
 }
 
 // The public API on shapes the rules send here (24×… and 160×8192×1024 on

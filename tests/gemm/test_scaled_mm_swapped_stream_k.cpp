@@ -76,44 +76,16 @@ TEST_F(ScaledMmSwappedStreamK, PaddedViewsAndWhatItDeclines) {
   GemmCase c;
   c.m = 150, c.n = 776, c.k = 4112;
   c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    c.input = input, c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
-    auto rng = make_rng(5);
-    GemmProblem p(c, rng);
-    const std::vector<uint8_t> out = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
-    ASSERT_FALSE(out.empty()) << c.name();
-    EXPECT_EQ(compare_all(p, out, "sm90 swapped stream-K, padded"), 0);
-    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK).empty()) << "ran without a workspace";
-    EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace, 256).empty())
-        << "ran in 256 bytes of workspace";
-  }
-  GemmCase odd = c;
-  odd.ldo_pad = 3;  // the output's rows 6 bytes off 16
-  auto rng = make_rng(6);
-  GemmProblem p(odd, rng);
-  EXPECT_TRUE(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace).empty()) << "took an output TMA cannot store";
-  GemmCase tall = c;
-  tall.m = 193;
-  GemmProblem q(tall, rng);
-  EXPECT_TRUE(run_forced(q, GemmKernel::kSm90SwappedStreamK, &workspace).empty()) << "took M = 193";
+  expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 193);
 }
 
 // The same bits on every run (fp8's peers add in k order; int8's int32 sums
 // are exact in any order), with the workspace left as the last run left it.
 TEST_F(ScaledMmSwappedStreamK, Deterministic) {
   StreamKWorkspace workspace;
-  for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-    GemmCase c;
-    c.m = 176, c.n = 1024, c.k = 8192, c.input = input;
-    auto rng = make_rng(12);
-    GemmProblem p(c, rng);
-    const std::vector<uint8_t> first = run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace);
-    ASSERT_FALSE(first.empty());
-    for (int r = 0; r < 3; ++r) {
-      EXPECT_EQ(run_forced(p, GemmKernel::kSm90SwappedStreamK, &workspace), first) << c.name() << " run " << r;
-    }
-    EXPECT_EQ(compare_all(p, first, "sm90 swapped stream-K"), 0);
-  }
+  GemmCase c;
+  c.m = 176, c.n = 1024, c.k = 8192;
+  expect_deterministic({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c);
 }
 
 // The public API on shapes the rule sends here with a workspace on 132 SMs
