@@ -71,13 +71,13 @@ inline std::vector<GemmCase> epilogue_cases(int64_t m, int64_t n, int64_t k) {
 // (GemmOperands): for a large shape most of the setup.
 template <class Fn>
 void for_each_epilogue_problem(int64_t m, int64_t n, int64_t k, uint64_t seed, Fn&& fn) {
-  std::optional<GemmOperands> operands;
-  GemmCase drawn;
-  for (const GemmCase& c : epilogue_cases(m, n, k)) {
-    if (!operands || !GemmOperands::serve(drawn, c)) {
+  std::optional<GemmOperands> operands;  // for the input dtype of the last case
+  DType drawn_for = DType::kInt8;
+  for (const GemmCase& c : epilogue_cases(m, n, k)) {  // the same shape, no padding
+    if (!operands || c.input != drawn_for) {
       auto rng = make_rng(seed);
       operands = GemmOperands::draw(c, rng);
-      drawn = c;
+      drawn_for = c.input;
     }
     GemmProblem p(c, *operands);
     fn(c, p);

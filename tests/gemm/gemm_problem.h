@@ -78,11 +78,6 @@ struct GemmOperands {
     r.rng_after = rng;
     return r;
   }
-  // Whether operands drawn for `drawn` serve `c`.
-  static bool serve(const GemmCase& drawn, const GemmCase& c) {
-    return drawn.m == c.m && drawn.n == c.n && drawn.k == c.k && drawn.lda_pad == c.lda_pad &&
-           drawn.ldb_pad == c.ldb_pad && drawn.input == c.input;
-  }
 };
 
 struct GemmProblem {
@@ -99,8 +94,7 @@ struct GemmProblem {
   explicit GemmProblem(const GemmCase& gemm_case, std::mt19937_64& rng)
       : GemmProblem(gemm_case, GemmOperands::draw(gemm_case, rng), &rng) {}
   // From operands drawn for a case of the same shape, padding and input
-  // dtype (GemmOperands::serve): the problem drawing them from their seed
-  // here would give.
+  // dtype: the problem drawing them from their seed here would give.
   GemmProblem(const GemmCase& gemm_case, GemmOperands operands)
       : GemmProblem(gemm_case, std::move(operands), nullptr) {}
 
