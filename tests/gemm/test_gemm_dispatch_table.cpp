@@ -315,12 +315,17 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
-  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));   // 27.2
-  EXPECT_TRUE(swapped_stream_k_takes(129, 4096, 12672, kH100Sms));   // 99 k-tiles each: 24.0 exactly
-  EXPECT_FALSE(swapped_stream_k_takes(129, 4096, 12544, kH100Sms));  // 98: 23.8
-  EXPECT_FALSE(swapped_stream_k_takes(176, 4096, 14336, kH100Sms));  // M > 160: from 48 per SM
-  EXPECT_TRUE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));   // 54.3
-  EXPECT_FALSE(swapped_stream_k_takes(193, 4096, 28672, kH100Sms));
+  // On 132 SMs the token halves take N = 4096 (128 CTAs: one wave), so the
+  // k-tile bound is seen at N = 4288 (34 × ⌈K/128⌉ k-tiles) and on 114 SMs.
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));  // the halves fit one wave
+  EXPECT_FALSE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, 114));        // 31.4 per SM; 128 halves > 114
+  EXPECT_TRUE(swapped_stream_k_takes(160, 4288, 14336, kH100Sms));   // 136 halves; 28.8 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(129, 4288, 12032, kH100Sms));   // 94 k-tiles each: 24.2 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(129, 4288, 11904, kH100Sms));  // 93: 23.95
+  EXPECT_FALSE(swapped_stream_k_takes(176, 4288, 14336, kH100Sms));  // M > 160: from 48 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(192, 4288, 28672, kH100Sms));   // 57.7
+  EXPECT_FALSE(swapped_stream_k_takes(193, 4288, 28672, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 32768, kH100Sms));  // N < 4096
   EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 8192, 0));         // no SM count
   using detail::table_kernel;
@@ -332,17 +337,38 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
                   GemmKernel::kSm90SwappedStreamK);
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
                   GemmKernel::kSm90SwappedStreamK);
-        // N = 4096, M = 129–160: the whole swapped tiles, cut along K with a
-        // workspace from 24 k-tiles per SM.
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, true),
+        // N = 4096 on 132 SMs: the token halves, with a workspace or
+        // without. N = 4288–6143, M = 129–160: the whole swapped tiles, cut
+        // along K with a workspace from 24 k-tiles per SM.
+        for (const bool workspace : {false, true}) {
+          EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 14336, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+        }
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),
                   GemmKernel::kSm90SwappedStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 14336, kH100Sms, dram, true), GemmKernel::kSm90Narrow);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, true), GemmKernel::kSm90Narrow);
       }
     }
   }
   EXPECT_EQ(table_kernel(80, true, false, 136, 10240, 8192, kH100Sms, 2039, true), GemmKernel::kSm80Large);
+}
+
+// The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
+// CTAs per pair of 64-channel tiles, at most one per SM.
+TEST(GemmDispatchTable, Sm90SwappedHalvesFitOneWave) {
+  using detail::swapped_halves_fit_one_wave;
+  EXPECT_TRUE(swapped_halves_fit_one_wave(4096, kH100Sms));   // 128 CTAs
+  EXPECT_TRUE(swapped_halves_fit_one_wave(4224, kH100Sms));   // 132
+  EXPECT_FALSE(swapped_halves_fit_one_wave(4225, kH100Sms));  // 67 tiles, paired: 136
+  EXPECT_TRUE(swapped_halves_fit_one_wave(2560, kH100Sms));
+  EXPECT_TRUE(swapped_halves_fit_one_wave(1, kH100Sms));      // one pair: 4 CTAs
+  EXPECT_FALSE(swapped_halves_fit_one_wave(4096, 114));       // an H100 PCIe: 128 > 114
+  EXPECT_TRUE(swapped_halves_fit_one_wave(3584, 114));        // 112
+  EXPECT_FALSE(swapped_halves_fit_one_wave(4096, 0));         // no SM count
 }
 
 // The fp8 wgmma decode kernel's K split (decode_wgmma_plan.h): doubled while
@@ -404,11 +430,19 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {128, 11137, GemmKernel::kSm90Wide96},    // 120 in fours, 118 in pairs
                 {100, 12288, GemmKernel::kSm90Wide96},
                 {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
-                {129, 4096, GemmKernel::kSm90Swapped},   // M = 129–160, N = 4096–6143: 64 tiles of 64 channels
+                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2560–4224: token halves,
+                {192, 4096, GemmKernel::kSm90SwappedHalves},  // 128 CTAs at N = 4096
+                {160, 2560, GemmKernel::kSm90SwappedHalves},
+                {176, 4224, GemmKernel::kSm90SwappedHalves},  // 132: one wave
+                {160, 4225, GemmKernel::kSm90Swapped},        // 134 halves: two waves
+                {128, 4096, GemmKernel::kSm90Small2x1},
+                {193, 4096, GemmKernel::kSm90Narrow2x1},
+                {129, 4352, GemmKernel::kSm90Swapped},   // M = 129–160, N = 4225–6143: 68 tiles of 64 channels
                 {160, 5120, GemmKernel::kSm90Swapped},
-                {161, 4096, GemmKernel::kSm90Narrow},
-                {192, 4096, GemmKernel::kSm90Narrow},
-                {160, 2048, GemmKernel::kSm90Narrow},    // 32 tiles of 64 channels: too few
+                {161, 5120, GemmKernel::kSm90Narrow},
+                {192, 4352, GemmKernel::kSm90Narrow},
+                {160, 2048, GemmKernel::kSm90Narrow},    // under 2560: fast fp8 lost with the halves
+                {192, 2559, GemmKernel::kSm90Narrow},
                 {129, 6144, GemmKernel::kSm90Swapped},   // 96 tiles of 64 channels: 73 % of a wave
                 {193, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
@@ -461,9 +495,11 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {80, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 11008, GemmKernel::kSm90Wide96x4},
                 {80, 12288, GemmKernel::kSm90Wide96},
-                {129, 4096, GemmKernel::kSm90Swapped},
-                {161, 4096, GemmKernel::kSm90Narrow},
-                {192, 4096, GemmKernel::kSm90Narrow},
+                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2560–4224: token halves
+                {192, 3072, GemmKernel::kSm90SwappedHalves},
+                {160, 4225, GemmKernel::kSm90Swapped},
+                {161, 4352, GemmKernel::kSm90Narrow},
+                {192, 5120, GemmKernel::kSm90Narrow},
                 {160, 2048, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {192, 10240, GemmKernel::kSm90Wide192},
@@ -500,8 +536,11 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {128, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 10240, GemmKernel::kSm90Wide96x4},
                 {96, 8192, GemmKernel::kSm90Narrow2x1, true},
-                {160, 4096, GemmKernel::kSm90Swapped, true},  // built precise only
-                {192, 4096, GemmKernel::kSm90Narrow},
+                {160, 4096, GemmKernel::kSm90SwappedHalves, true},  // built precise only
+                {192, 4096, GemmKernel::kSm90SwappedHalves, true},
+                {160, 5120, GemmKernel::kSm90Swapped, true},
+                {192, 5120, GemmKernel::kSm90Narrow},
+                {160, 2048, GemmKernel::kSm90Narrow},  // the halves lost to the fast 64×128 tiles here
                 {160, 8192, GemmKernel::kSm90Swapped, true},
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
@@ -683,7 +722,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
                        GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Swapped,
-                       GemmKernel::kSm90SwappedStreamK}) {
+                       GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90SwappedHalves}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90DecodeWgmma,
@@ -694,6 +733,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Direct));
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Swapped));  // built precise only
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedStreamK));
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedHalves));
   // Every kernel the int8 table (which fp8 fast accumulation reads) names
   // either has a fast build or runs precise.
   for (const auto& rule : detail::kSm90Int8Rules) {

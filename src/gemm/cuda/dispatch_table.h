@@ -49,6 +49,8 @@ enum class Waves : uint8_t {
   // The swapped tiles (64 channels each, in clusters of two) fill at least
   // 70 % of their waves (swapped_tiles_fill).
   kSwappedFills,
+  // The swapped tiles in token halves fit one wave (swapped_halves_fit_one_wave).
+  kSwappedHalvesOneWave,
 };
 
 struct GemmRule {
@@ -78,6 +80,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kWide96x4Fits: return wide96x4_fits(m, n, sm_count);
     case Waves::kDecodeWgmmaFillsTheGpu: return decode_wgmma_fills_the_gpu(n, sm_count);
     case Waves::kSwappedFills: return swapped_tiles_fill(n, sm_count);
+    case Waves::kSwappedHalvesOneWave: return swapped_halves_fit_one_wave(n, sm_count);
   }
   return false;
 }
@@ -218,6 +221,14 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
      "128×28672×4096 54.9 → 49.9, 96×4096×14336 42.2 → 31.7; 3–4 % slower than 64×128 at "
      "96×6144×4096 and 96×8192×8192"},
+    {192, 2560, 6143, GemmKernel::kSm90SwappedHalves,
+     "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave (N ≤ 4224 on 132 "
+     "SMs): Dᵀ = B·Aᵀ on 64 channels × 80 or 96 tokens, 2·N/64 CTAs (128 at N = 4096) where whole "
+     "token tiles or three 64-row ones leave SMs idle — H200, against the former picks in the same "
+     "call: 160×3072×14336 34.3 → 25.4 µs, 136×3072×14336 34.4 → 27.2, 160×4096×14336 34.1 → 29.6 "
+     "(swapped stream-K), 176×3072×4096 14.5 → 13.2, 192×4096×4096 15.4 → 14.1 "
+     "(bench/results/gemm-h200-swapped-split*-82406f1.json; tile_waves.h)",
+     Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: Dᵀ = B·Aᵀ on 64 channels × 160 tokens (64 tiles at N = 4096), no "
      "64-row tile mostly padding — H200, against the 64×128 tiles forced in the same call: "
@@ -332,6 +343,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M = 65–128, N ≥ 6144: 64×128 tiles sharing B (cluster 2×1) — 96×6144×4096 19.9 → 16.2 µs, "
      "96×28672×4096 60.9 → 50.5, 128×8192×8192 32.9 → 31.1 (64×64 was 7 % faster at 128×10240×8192 "
      "only)"},
+    {192, 2560, 6143, GemmKernel::kSm90SwappedHalves,
+     "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave, as for int8 — "
+     "H200: 160×3072×14336 35.5 → 28.0 µs, 160×4096×14336 36.1 → 30.5 (swapped stream-K), "
+     "192×4096×14336 35.7 → 31.8, 136×3072×4096 14.9 → 13.8",
+     Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: the swapped 64×160 tiles, as for int8 — H200: 136×4096×4096 16.7 → "
      "15.7 µs, 160×4096×8192 25.8 → 23.7, 160×4096×28672 74.9 → 62.8, 160×5120×8192 28.9 → 24.2"},
@@ -394,13 +410,14 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
 //   - kSm90Direct (outputs the TMA epilogue cannot store), kSm90Swapped
-//     (M = 17–32 and 129–192) and kSm90SwappedStreamK (M = 129–192): built
-//     precise only, to keep the instantiations few.
+//     (M = 17–32 and 129–192), kSm90SwappedHalves and kSm90SwappedStreamK
+//     (M = 129–192): built precise only, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
          kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct ||
-         kernel == GemmKernel::kSm90Swapped || kernel == GemmKernel::kSm90SwappedStreamK;
+         kernel == GemmKernel::kSm90Swapped || kernel == GemmKernel::kSm90SwappedStreamK ||
+         kernel == GemmKernel::kSm90SwappedHalves;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -433,6 +450,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Wide96x4:
     case GemmKernel::kSm90Swapped:
     case GemmKernel::kSm90SwappedStreamK:
+    case GemmKernel::kSm90SwappedHalves:
       return true;
     default:
       return false;

@@ -42,8 +42,9 @@ enum class GemmKernel : uint8_t {
   kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 32, 160 or 192 tokens, cluster 2×1
   kSm90SwappedStreamK,  // M = 129–192: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192, stream-K
                         // (needs the call's workspace)
+  kSm90SwappedHalves,   // M = 129–192: kSm90Swapped's tiles with the tokens in two, 64×T×128, T = 80 or 96
 };
-constexpr int kGemmKernelCount = 25;
+constexpr int kGemmKernelCount = 26;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -84,6 +85,10 @@ bool sm90_swapped_fp16(const ScaledMmArgs& args, int sm_count);
 // with M > 192 or without a workspace large enough.
 bool sm90_swapped_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_streamk_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90SwappedHalves: int8 or precise fp8 (fast fp8 runs precise); false
+// unless M = 129–192.
+bool sm90_swapped_halves_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_swapped_halves_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Direct, int8 or precise fp8 (args.input_dtype).
 bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);

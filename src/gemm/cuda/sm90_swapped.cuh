@@ -9,6 +9,12 @@
 // tiles fill the SMs from N = 8192 on, and no workspace is needed. Dᵀ is
 // stored column-major through TMA, which is D row-major (the same bytes and
 // alignment rules as the other TMA kernels).
+//
+// kSm90SwappedHalves: the same tiles with M = 129–192 in two token tiles,
+// 80 columns at M ≤ 160 and 96 above, so twice N/64 CTAs: where N/64 tiles
+// leave most SMs idle (N = 2560–4224 on 132 SMs) the halves fill one wave,
+// as cuBLASLt's fp8 kernels do there (64×72–96 tiles splitting M in two;
+// docs/gemm.md, "M = 129–192 in two token tiles").
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
@@ -32,6 +38,12 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   if (args.m <= 32) return run_swapped_tile<32, Output>(args, sm_count);
   if (args.m <= 160) return run_swapped_tile<160, Output>(args, sm_count);
   return run_swapped_tile<192, Output>(args, sm_count);
+}
+
+template <class Output>
+bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
+  if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
+  return args.m <= 160 ? run_swapped_tile<80, Output>(args, sm_count) : run_swapped_tile<96, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

@@ -76,6 +76,24 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
   return tiles * 10 >= waves * sm_count * 7;
 }
 
+// True when kSm90SwappedHalves's tiles — 64 weight channels × half of
+// M = 129–192, in clusters of two along the channels — fit one wave: on 132
+// SMs N ≤ 4224 (128 CTAs at N = 4096). Its rules start at N = 2560.
+// H200, against the table's picks (with a workspace) in the same calls
+// (bench/results/gemm-h200-swapped-split*-82406f1.json; M = 136, 160, 176,
+// 192, K = 4096 and 14336; int8 / precise fp8 / fast fp8 time ratios):
+//   - N = 3072 (96 CTAs) and 4096 (128): 0.74–0.98 / 0.79–1.00 / 0.83–1.00,
+//     largest at K = 14336 (160×3072×14336 int8 34.3 → 25.4 µs, fp8 35.5 →
+//     28.0), also against the swapped stream-K tiles the table took at
+//     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6);
+//   - N = 2048 (64 CTAs): int8 0.82–0.94, precise fp8 0.96–1.02, but fast
+//     fp8, which reads int8's rules, 1.01–1.12 against its 64×128 fast
+//     tiles: the rules start above it;
+//   - N = 5120 (160 CTAs, two waves): 1.11–1.17 / 1.26–1.40 — excluded here.
+constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
+  return sm_count > 0 && 2 * round_up(ceil_div(n, 64), 2) <= sm_count;
+}
+
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
 // workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
 // the stream-K scheduler, keep every SM busy with no 128-row tile mostly
@@ -98,14 +116,16 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 //     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
 //     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
 //     Not at N < 4096: at 160×2048×16384 precise fp8's in-order fix-up of
-//     ~8 peers per tile ran 1.21× the 64×128 tiles' time.
+//     ~8 peers per tile ran 1.21× the 64×128 tiles' time. Nor where the
+//     token halves fit one wave (N ≤ 4224 on 132 SMs): they beat it at
+//     N = 4096 (swapped_halves_fit_one_wave).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
-  return n >= 4096 && k_tiles >= per_sm * sm_count;
+  return n >= 4096 && k_tiles >= per_sm * sm_count && !swapped_halves_fit_one_wave(n, sm_count);
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one

@@ -1,0 +1,98 @@
+// GPU tests of the swapped tiles in token halves (kSm90SwappedHalves,
+// sm90_swapped.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 64×80 (M ≤ 160)
+// or 64×96 ping-pong tiles, two token tiles per 64 channels, clusters of two
+// channel tiles sharing a token tile, Dᵀ stored column-major through TMA.
+//
+// What could go wrong, and what catches it:
+//   - the second token tile's offset (its columns start at 80 or 96, past
+//     M for its last ones, which TMA must zero-fill on load and clip on
+//     store): every M from 129 to 192 with outputs poisoned first, int8 bit
+//     for bit against the whole swapped tiles (kSm90Swapped: the same
+//     epilogue on one token tile) and fp8 against the CPU;
+//   - a broadcast on the wrong axis (per-token vectors indexed from the
+//     second tile's first column): every epilogue variant against the CPU
+//     backend at both tile widths, N ragged against 64 and 128;
+//   - precise fp8's sliced promotion (2 slices of 40 or 48 tokens): fp8 at
+//     both widths with K of 33 k-tiles and a tail of 16;
+//   - sub-matrix views; M ≤ 128, M > 192 and an output pitch TMA cannot
+//     store are declined (the dispatcher then runs another tile).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "gemm/cuda/scaled_mm_cuda.h"
+#include "gemm/forced_kernel_checks.h"
+#include "gemm/gemm_compare.h"
+#include "gemm/gemm_device_problem.h"
+#include "gemm/gemm_problem.h"
+
+namespace qgemm::test {
+namespace {
+
+using detail::GemmKernel;
+
+class ScaledMmSwappedHalves : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QGEMM_SKIP_WITHOUT_GPU();
+    if (!sm90a_kernels_expected()) GTEST_SKIP() << "kSm90SwappedHalves is sm_90a";
+  }
+};
+
+const ForcedKernel kHalves = {GemmKernel::kSm90SwappedHalves, "sm90 swapped halves"};
+
+// Every epilogue variant (scales per tensor / token / channel, bias, zero
+// points, bf16 / fp16, int8 and fp8) against the CPU backend, at both token
+// tiles, with ragged N and K from one k-tile to 33 (a tail of 16).
+TEST_F(ScaledMmSwappedHalves, EveryEpilogueMatchesCpu) {
+  expect_every_epilogue_matches_cpu(kHalves, {{129, 1000, 144}, {160, 3080, 2064}, {161, 520, 4112}, {192, 64, 128}});
+}
+
+// Every M from 129 to 192 (the second token tile holds 49 … 80 or 65 … 96
+// of its columns), int8 with per-token zero points and fp8, against the CPU;
+// int8 also bit for bit against the whole swapped tiles.
+TEST_F(ScaledMmSwappedHalves, EveryMAtItsTiles) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 129; m <= 192; ++m) ms.push_back(m);
+  expect_every_m_matches_cpu(kHalves, ms, 392, 1040, {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90Swapped);
+}
+
+// Sub-matrix views (leading dimensions past the row; the output's a
+// multiple of 8, as TMA needs), an output pitch TMA cannot store and
+// M = 193 declined; and M ≤ 128, which the whole 64-row tiles serve.
+TEST_F(ScaledMmSwappedHalves, PaddedViewsAndWhatItDeclines) {
+  GemmCase c;
+  c.m = 150, c.n = 776, c.k = 2064;
+  c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
+  expect_padded_views_and_declines(kHalves, c, 193);
+  for (int64_t m : {1, 128}) {
+    GemmCase small = c;
+    small.m = m;
+    auto rng = make_rng(static_cast<uint64_t>(m));
+    GemmProblem p(small, rng);
+    EXPECT_TRUE(kHalves.run(p).empty()) << "took M = " << m;
+  }
+}
+
+// The public API on shapes the rules send here on 132 SMs (N = 2560–4224 at
+// M = 129–192; at 160×4096×14336 the swapped stream-K tiles before them),
+// with and without a workspace, against the CPU; int8 the same bits both
+// ways.
+TEST_F(ScaledMmSwappedHalves, PublicApiTakesIt) {
+  const int64_t shapes[][3] = {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}};
+  for (const auto& mnk : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = mnk[0], c.n = mnk[1], c.k = mnk[2], c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(31 + mnk[0] + mnk[1]));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedHalves) << c.name();
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
+      EXPECT_EQ(out.with, out.without) << c.name();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qgemm::test
