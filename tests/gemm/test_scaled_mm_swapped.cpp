@@ -75,12 +75,12 @@ TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
 }
 
 // The public API on shapes the rules send here (24×… and 160×8192×1024 on
-// 132 SMs: 128 tiles of 64 channels; 150×4096×1024: 64 tiles, M = 129–160 at
-// N = 4096–6143), with and without a workspace (the rules need none; at
-// 150×4096 the k-tiles are too few for the stream-K tiles), against the
-// CPU; int8 the same bits both ways.
+// 132 SMs: 128 tiles of 64 channels; 150×5120×1024: 80 tiles, M = 129–160 at
+// N = 4096–6143 where the token halves would take two waves), with and
+// without a workspace (the rules need none; at 150×5120 the k-tiles are too
+// few for the stream-K tiles), against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwapped, PublicApiTakesIt) {
-  const int64_t shapes[][2] = {{24, 8192}, {160, 8192}, {150, 4096}};
+  const int64_t shapes[][2] = {{24, 8192}, {160, 8192}, {150, 5120}};
   for (const auto& mn : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
