@@ -85,7 +85,8 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 //   - N = 3072 (96 CTAs) and 4096 (128): 0.74–0.98 / 0.79–1.00 / 0.83–1.00,
 //     largest at K = 14336 (160×3072×14336 int8 34.3 → 25.4 µs, fp8 35.5 →
 //     28.0), also against the swapped stream-K tiles the table took at
-//     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6);
+//     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6;
+//     those keep a longer K: swapped_stream_k_takes);
 //   - N = 2048 (64 CTAs): int8 0.82–0.94, precise fp8 0.96–1.02, but fast
 //     fp8, which reads int8's rules, 1.01–1.12 against its 64×128 fast
 //     tiles: the rules start above it;
@@ -116,16 +117,23 @@ constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
 //     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
 //     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
 //     Not at N < 4096: at 160×2048×16384 precise fp8's in-order fix-up of
-//     ~8 peers per tile ran 1.21× the 64×128 tiles' time. Nor where the
-//     token halves fit one wave (N ≤ 4224 on 132 SMs): they beat it at
-//     N = 4096 (swapped_halves_fit_one_wave).
+//     ~8 peers per tile ran 1.21× the 64×128 tiles' time.
+//   - Where the token halves fit one wave (N ≤ 4224 on 132 SMs), twice the
+//     k-tiles per SM: the halves leave no SM idle there, so only a long K
+//     pays for the cut. At N = 4096, against the halves forced in the same
+//     call (bench/results/gemm-h200-swapped-halves-sweep-7cf2c25.json,
+//     M = 136 / 160 / 192): 27.2 per SM (K = 14336) 1.07 / 1.19 / 1.22× the
+//     halves' time for int8, 1.05 / 1.23 / 1.24× for fp8; 54.3 (K = 28672)
+//     0.86 / 0.98 / 0.98× and 0.91 / 0.99 / 0.98×. So from 48 per SM at
+//     M ≤ 160 (N = 4096 from K = 25344), from 96 above.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
-  const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
-  return n >= 4096 && k_tiles >= per_sm * sm_count && !swapped_halves_fit_one_wave(n, sm_count);
+  const int64_t per_sm = (m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm) *
+                         (swapped_halves_fit_one_wave(n, sm_count) ? 2 : 1);
+  return n >= 4096 && k_tiles >= per_sm * sm_count;
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
