@@ -4,7 +4,8 @@
 // the CPU and, for int8, bit for bit against a twin kernel; sub-matrix views
 // and the layouts it declines; the same bits on every run. int8 is exact up
 // to the epilogue's rounding, so two int8 kernels with the same epilogue
-// give the same bits; fp8 uses gemm_compare.h's accumulation bound.
+// give the same bits; fp8 uses gemm_compare.h's accumulation bound. And
+// the public API picking the kernel where its rule holds.
 #pragma once
 
 #if QGEMM_WITH_CUDA
@@ -145,6 +146,26 @@ inline void expect_deterministic(const ForcedKernel& forced, GemmCase c) {
     }
     for (int r = 0; r < 3; ++r) EXPECT_EQ(forced.run(p), first) << c.name() << " run " << r;
     EXPECT_EQ(compare_all(p, first, forced.label), 0);
+  }
+}
+
+// The public API (scaled_mm) at each shape, int8 and fp8 with bias, with and
+// without a workspace, against the CPU. On 132 SMs, where the rules were
+// measured, the table must pick `expected` with the workspace; a kernel
+// that needs none gives the same bits both ways.
+inline void expect_public_api_picks(detail::GemmKernel expected, std::initializer_list<Mnk> shapes,
+                                    uint64_t seed_base) {
+  for (const Mnk& s : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = s.m, c.n = s.n, c.k = s.k, c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(seed_base + s.m + s.n));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, expected) << c.name();
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
+      EXPECT_EQ(out.with, out.without) << c.name();
+    }
   }
 }
 

@@ -80,19 +80,7 @@ TEST_F(ScaledMmSwapped, PaddedViewsAndWhatItDeclines) {
 // without a workspace (the rules need none; at 150×5120 the k-tiles are too
 // few for the stream-K tiles), against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwapped, PublicApiTakesIt) {
-  const int64_t shapes[][2] = {{24, 8192}, {160, 8192}, {150, 5120}};
-  for (const auto& mn : shapes) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = mn[0], c.n = mn[1], c.k = 1024, c.input = input, c.bias = true;
-      auto rng = make_rng(static_cast<uint64_t>(21 + mn[0] + mn[1]));
-      GemmProblem p(c, rng);
-      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-      if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90Swapped) << c.name();
-      EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
-      EXPECT_EQ(out.with, out.without) << c.name();
-    }
-  }
+  expect_public_api_picks(GemmKernel::kSm90Swapped, {{24, 8192, 1024}, {160, 8192, 1024}, {150, 5120, 1024}}, 21);
 }
 
 }  // namespace

@@ -79,19 +79,8 @@ TEST_F(ScaledMmSwappedHalves, PaddedViewsAndWhatItDeclines) {
 // with and without a workspace, against the CPU; int8 the same bits both
 // ways.
 TEST_F(ScaledMmSwappedHalves, PublicApiTakesIt) {
-  const int64_t shapes[][3] = {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}};
-  for (const auto& mnk : shapes) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = mnk[0], c.n = mnk[1], c.k = mnk[2], c.input = input, c.bias = true;
-      auto rng = make_rng(static_cast<uint64_t>(31 + mnk[0] + mnk[1]));
-      GemmProblem p(c, rng);
-      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-      if (StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedHalves) << c.name();
-      EXPECT_EQ(compare_all(p, out.with, "scaled_mm"), 0);
-      EXPECT_EQ(out.with, out.without) << c.name();
-    }
-  }
+  expect_public_api_picks(GemmKernel::kSm90SwappedHalves,
+                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}}, 31);
 }
 
 }  // namespace
