@@ -301,8 +301,9 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
-// waves; N = 4096–6143 from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48
-// above.
+// waves; N = 2048 up to where the token halves fit one wave from K = 28672
+// (224 k-tiles); beyond that to N = 6143 from 24 k-tiles of 128×128 per SM
+// at M ≤ 160, from 48 above.
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
   EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));
@@ -315,15 +316,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
-  // On 132 SMs the token halves fit one wave at N = 4096 (128 CTAs): from
-  // 48 k-tiles per SM there (96 above M = 160). The bound of 24 is seen at
+  // N = 2048 up to where the token halves fit one wave (4224 on 132 SMs):
+  // from 224 k-tiles along K, whatever M. The per-SM bound of 24 is seen at
   // N = 4288 (34 × ⌈K/128⌉ k-tiles, the halves in two waves) and on 114 SMs.
-  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));  // 27.2 per SM
-  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 25216, kH100Sms));  // 197 k-tiles each: 47.8
-  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 25344, kH100Sms));   // 198: 48.0 exactly
-  EXPECT_TRUE(swapped_stream_k_takes(136, 4096, 28672, kH100Sms));   // 54.3
-  EXPECT_FALSE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));  // under 96
-  EXPECT_TRUE(swapped_stream_k_takes(192, 4096, 57344, kH100Sms));   // 108.6
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));  // 112 k-tiles
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 28544, kH100Sms));  // 223
+  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 28545, kH100Sms));   // 224
+  EXPECT_TRUE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(136, 2048, 32768, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(176, 2560, 28672, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(136, 4224, 28672, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 24576, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 1984, 32768, kH100Sms));  // N < 2048
   EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, 114));        // 31.4 per SM; 128 halves > 114
   EXPECT_TRUE(swapped_stream_k_takes(160, 4288, 14336, kH100Sms));   // 136 halves; 28.8 per SM
   EXPECT_TRUE(swapped_stream_k_takes(129, 4288, 12032, kH100Sms));   // 94 k-tiles each: 24.2 per SM
@@ -331,7 +335,6 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(176, 4288, 14336, kH100Sms));  // M > 160: from 48 per SM
   EXPECT_TRUE(swapped_stream_k_takes(192, 4288, 28672, kH100Sms));   // 57.7
   EXPECT_FALSE(swapped_stream_k_takes(193, 4288, 28672, kH100Sms));
-  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 32768, kH100Sms));  // N < 4096
   EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 8192, 0));         // no SM count
   using detail::table_kernel;
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
@@ -343,19 +346,22 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
                   GemmKernel::kSm90SwappedStreamK);
         // N = 4096 on 132 SMs: the token halves, with a workspace or
-        // without, but cut along K from 48 k-tiles per SM at M ≤ 160.
-        // N = 4288–6143, M = 129–160: the whole swapped tiles, cut along K
-        // with a workspace from 24 k-tiles per SM.
+        // without, but cut along K from K = 28672 (224 k-tiles); the same at
+        // N = 2048, whose table pick is the 64×128 tiles. N = 4288–6143,
+        // M = 129–160: the whole swapped tiles, cut along K with a workspace
+        // from 24 k-tiles per SM.
         for (const bool workspace : {false, true}) {
           EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
-          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, workspace),
+          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 24576, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
         }
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedHalves);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 28672, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedStreamK);
+        for (const int64_t n : {2048, 4096}) {
+          EXPECT_NE(table_kernel(90, int8, fast, 176, n, 28672, kH100Sms, dram, false),
+                    GemmKernel::kSm90SwappedStreamK);
+          EXPECT_EQ(table_kernel(90, int8, fast, 176, n, 28672, kH100Sms, dram, true),
+                    GemmKernel::kSm90SwappedStreamK);
+        }
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),

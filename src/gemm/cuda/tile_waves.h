@@ -86,7 +86,7 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 //     largest at K = 14336 (160×3072×14336 int8 34.3 → 25.4 µs, fp8 35.5 →
 //     28.0), also against the swapped stream-K tiles the table took at
 //     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6;
-//     those keep a longer K: swapped_stream_k_takes);
+//     those keep K ≥ 28672: swapped_stream_k_takes);
 //   - N = 2048 (64 CTAs): int8 0.82–0.94, precise fp8 0.96–1.02, but fast
 //     fp8, which reads int8's rules, 1.01–1.12 against its 64×128 fast
 //     tiles: the rules start above it;
@@ -116,23 +116,28 @@ constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
 //     1.3–1.6× the 64×128 tiles' time. At M = 161–192, against the 64×128
 //     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
 //     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
-//     Not at N < 4096: at 160×2048×16384 precise fp8's in-order fix-up of
-//     ~8 peers per tile ran 1.21× the 64×128 tiles' time.
-//   - Where the token halves fit one wave (N ≤ 4224 on 132 SMs), twice the
-//     k-tiles per SM: the halves leave no SM idle there, so only a long K
-//     pays for the cut. At N = 4096, against the halves forced in the same
-//     call (bench/results/gemm-h200-swapped-halves-sweep-7cf2c25.json,
-//     M = 136 / 160 / 192): 27.2 per SM (K = 14336) 1.07 / 1.19 / 1.22× the
-//     halves' time for int8, 1.05 / 1.23 / 1.24× for fp8; 54.3 (K = 28672)
-//     0.86 / 0.98 / 0.98× and 0.91 / 0.99 / 0.98×. So from 48 per SM at
-//     M ≤ 160 (N = 4096 from K = 25344), from 96 above.
+//   - N from 2048 where the token halves fit one wave (N = 2048–4224 on 132
+//     SMs), by K alone: there the halves (or, below N = 2560, the 64×128
+//     tiles) leave few SMs idle or pay no fix-up, and what the cut costs
+//     falls with the k-tiles each tile keeps. Against the table's pick
+//     forced in the same call (bench/results/gemm-h200-swapped-long-k-
+//     sweep-67d4552.json, gemm-h200-swapped-halves-sweep-7cf2c25.json;
+//     M = 136 / 160 / 192, N = 2048 / 2560 / 3072 / 4096):
+//     K = 14336–24576 precise fp8 0.99–1.44× their time (int8 0.72–1.23×);
+//     K = 28672 fp8 0.91–1.02×, int8 0.67–0.98×; K = 32768 fp8 0.86–0.97×,
+//     int8 0.63–0.91×. Fast fp8 runs it precise: at N = 2048 against its
+//     64×128 fast tiles 1.01–1.14× at K = 24576, 0.85–1.01× at 32768.
+//     So from 224 k-tiles (K = 28545–28672 on). Not below N = 2048: at
+//     160×2048×16384 precise fp8's in-order fix-up of ~8 peers per tile ran
+//     1.21× the 64×128 tiles' time, and no shorter N was measured.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
+constexpr int64_t kSwappedStreamKLongKTiles = 224;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
+  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return ceil_div(k, 128) >= kSwappedStreamKLongKTiles;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
-  const int64_t per_sm = (m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm) *
-                         (swapped_halves_fit_one_wave(n, sm_count) ? 2 : 1);
+  const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
   return n >= 4096 && k_tiles >= per_sm * sm_count;
 }
 
