@@ -130,7 +130,7 @@ using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::
 // 256×…; bench/results/gemm-h200-sweep-small-m-02668d8.json). Swapped, the
 // weight's channels are the tile's 64 rows (the smallest wgmma M: N/64
 // tiles, 128 at N = 8192) and the tokens its kTokens columns (32, 160 or
-// 192: a wgmma N is any multiple of 8, so the columns past M are at most 31
+// 192; kSm90SwappedHalves 80 or 96: a wgmma N is any multiple of 8, so the columns past M are at most 31
 // where the dispatch uses it; at M = 17–32 the 64-row tiles pad 32–47).
 // Ping-pong, as the 64-row tiles above; cluster 2×1: two channel tiles
 // share the token tile by multicast. Precise fp8 promotes in 2 slices of

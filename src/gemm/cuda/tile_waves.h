@@ -120,7 +120,7 @@ constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
 //     SMs), by K alone: there the halves (or, below N = 2560, the 64×128
 //     tiles) leave few SMs idle or pay no fix-up, and what the cut costs
 //     falls with the k-tiles each tile keeps. Against the table's pick
-//     forced in the same call (bench/results/gemm-h200-swapped-long-k-
+//     forced in the same calls (bench/results/gemm-h200-swapped-long-k-
 //     sweep-67d4552.json, gemm-h200-swapped-halves-sweep-7cf2c25.json;
 //     M = 136 / 160 / 192, N = 2048 / 2560 / 3072 / 4096):
 //     K = 14336–24576 precise fp8 0.99–1.44× their time (int8 0.72–1.23×);
