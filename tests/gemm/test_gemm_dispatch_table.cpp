@@ -316,18 +316,19 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
-  // N = 2048 up to where the token halves fit one wave (4224 on 132 SMs):
-  // from 224 k-tiles along K, whatever M. The per-SM bound of 24 is seen at
-  // N = 4288 (34 × ⌈K/128⌉ k-tiles, the halves in two waves) and on 114 SMs.
-  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 14336, kH100Sms));  // 112 k-tiles
-  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 28544, kH100Sms));  // 223
-  EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 28545, kH100Sms));   // 224
-  EXPECT_TRUE(swapped_stream_k_takes(192, 4096, 28672, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(136, 2048, 32768, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(176, 2560, 28672, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(136, 4224, 28672, kH100Sms));
+  // N = 2048–2559: from 224 k-tiles along K, whatever M. From N = 2560 to
+  // where the token halves fit one wave (4224 on 132 SMs): never, the
+  // halves run. The per-SM bound of 24 is seen at N = 4288 (34 × ⌈K/128⌉
+  // k-tiles, the halves in two waves) and on 114 SMs.
+  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 28544, kH100Sms));  // 223 k-tiles
+  EXPECT_TRUE(swapped_stream_k_takes(160, 2048, 28545, kH100Sms));   // 224
+  EXPECT_TRUE(swapped_stream_k_takes(192, 2048, 28672, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(136, 2559, 32768, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 24576, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(160, 1984, 32768, kH100Sms));  // N < 2048
+  EXPECT_FALSE(swapped_stream_k_takes(176, 2560, 28672, kH100Sms));  // the halves
+  EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 57344, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(136, 4224, 28672, kH100Sms));
   EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, 114));        // 31.4 per SM; 128 halves > 114
   EXPECT_TRUE(swapped_stream_k_takes(160, 4288, 14336, kH100Sms));   // 136 halves; 28.8 per SM
   EXPECT_TRUE(swapped_stream_k_takes(129, 4288, 12032, kH100Sms));   // 94 k-tiles each: 24.2 per SM
@@ -346,22 +347,20 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
                   GemmKernel::kSm90SwappedStreamK);
         // N = 4096 on 132 SMs: the token halves, with a workspace or
-        // without, but cut along K from K = 28672 (224 k-tiles); the same at
-        // N = 2048, whose table pick is the 64×128 tiles. N = 4288–6143,
-        // M = 129–160: the whole swapped tiles, cut along K with a workspace
-        // from 24 k-tiles per SM.
+        // without, at any K; at N = 2048, whose table pick is the 64×128
+        // tiles, a workspace brings the stream-K tiles from K = 28672 (224
+        // k-tiles). N = 4288–6143, M = 129–160: the whole swapped tiles, cut
+        // along K with a workspace from 24 k-tiles per SM.
         for (const bool workspace : {false, true}) {
           EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
-          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 24576, kH100Sms, dram, workspace),
+          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
         }
-        for (const int64_t n : {2048, 4096}) {
-          EXPECT_NE(table_kernel(90, int8, fast, 176, n, 28672, kH100Sms, dram, false),
-                    GemmKernel::kSm90SwappedStreamK);
-          EXPECT_EQ(table_kernel(90, int8, fast, 176, n, 28672, kH100Sms, dram, true),
-                    GemmKernel::kSm90SwappedStreamK);
-        }
+        EXPECT_NE(table_kernel(90, int8, fast, 176, 2048, 28672, kH100Sms, dram, false),
+                  GemmKernel::kSm90SwappedStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 28672, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedStreamK);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),
@@ -374,16 +373,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
 }
 
 // The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
-// CTAs per pair of 64-channel tiles, at most one per SM.
+// CTAs (one cluster) per 64-channel tile, at most one per SM.
 TEST(GemmDispatchTable, Sm90SwappedHalvesFitOneWave) {
   using detail::swapped_halves_fit_one_wave;
   EXPECT_TRUE(swapped_halves_fit_one_wave(4096, kH100Sms));   // 128 CTAs
   EXPECT_TRUE(swapped_halves_fit_one_wave(4224, kH100Sms));   // 132
-  EXPECT_FALSE(swapped_halves_fit_one_wave(4225, kH100Sms));  // 67 tiles, paired: 136
+  EXPECT_FALSE(swapped_halves_fit_one_wave(4225, kH100Sms));  // 67 tiles: 134
   EXPECT_TRUE(swapped_halves_fit_one_wave(2560, kH100Sms));
-  EXPECT_TRUE(swapped_halves_fit_one_wave(1, kH100Sms));      // one pair: 4 CTAs
+  EXPECT_TRUE(swapped_halves_fit_one_wave(1, kH100Sms));      // one tile: 2 CTAs
   EXPECT_FALSE(swapped_halves_fit_one_wave(4096, 114));       // an H100 PCIe: 128 > 114
   EXPECT_TRUE(swapped_halves_fit_one_wave(3584, 114));        // 112
+  EXPECT_TRUE(swapped_halves_fit_one_wave(3648, 114));        // 57 tiles: 114
+  EXPECT_FALSE(swapped_halves_fit_one_wave(3649, 114));
   EXPECT_FALSE(swapped_halves_fit_one_wave(4096, 0));         // no SM count
 }
 

@@ -1,7 +1,7 @@
 // GPU tests of the swapped tiles in token halves (kSm90SwappedHalves,
 // sm90_swapped.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 64×80 (M ≤ 160)
-// or 64×96 ping-pong tiles, two token tiles per 64 channels, clusters of two
-// channel tiles sharing a token tile, Dᵀ stored column-major through TMA.
+// or 64×96 ping-pong tiles, two token tiles per 64 channels in one cluster
+// sharing the weight tile, Dᵀ stored column-major through TMA.
 //
 // What could go wrong, and what catches it:
 //   - the second token tile's offset (its columns start at 80 or 96, past
@@ -9,6 +9,9 @@
 //     store): every M from 129 to 192 with outputs poisoned first, int8 bit
 //     for bit against the whole swapped tiles (kSm90Swapped: the same
 //     epilogue on one token tile) and fp8 against the CPU;
+//   - the cluster's multicast of the weight tile to both token tiles (a
+//     half computing with the other's rows or with a stale stage): every M
+//     and every epilogue variant, each K up to 33 k-tiles, against the CPU;
 //   - a broadcast on the wrong axis (per-token vectors indexed from the
 //     second tile's first column): every epilogue variant against the CPU
 //     backend at both tile widths, N ragged against 64 and 128;
@@ -75,12 +78,14 @@ TEST_F(ScaledMmSwappedHalves, PaddedViewsAndWhatItDeclines) {
 }
 
 // The public API on shapes the rules send here on 132 SMs (N = 2560–4224 at
-// M = 129–192; at 160×4096×14336 the swapped stream-K tiles before them),
-// with and without a workspace, against the CPU; int8 the same bits both
-// ways.
+// M = 129–192; at 160×4096×14336 the swapped stream-K tiles before them, at
+// 144×2560×28672 before the clusters paired the halves), with and without a
+// workspace, against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwappedHalves, PublicApiTakesIt) {
   expect_public_api_picks(GemmKernel::kSm90SwappedHalves,
-                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}}, 31);
+                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336},
+                           {144, 2560, 28672}},
+                          31);
 }
 
 }  // namespace

@@ -221,13 +221,15 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "128×4096×4096 15.3 → 12.6 µs, 128×4096×14336 35.1 → 28.3, 128×10240×8192 45.6 → 39.6, "
      "128×28672×4096 54.9 → 49.9, 96×4096×14336 42.2 → 31.7; 3–4 % slower than 64×128 at "
      "96×6144×4096 and 96×8192×8192"},
-    {192, 2560, 6143, GemmKernel::kSm90SwappedHalves,
+    {192, kSwappedHalvesMinN, 6143, GemmKernel::kSm90SwappedHalves,
      "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave (N ≤ 4224 on 132 "
      "SMs): Dᵀ = B·Aᵀ on 64 channels × 80 or 96 tokens, 2·N/64 CTAs (128 at N = 4096) where whole "
      "token tiles or three 64-row ones leave SMs idle — H200, against the former picks in the same "
      "call: 160×3072×14336 34.3 → 25.4 µs, 136×3072×14336 34.4 → 27.2, 160×4096×14336 34.1 → 29.6 "
      "(swapped stream-K), 176×3072×4096 14.5 → 13.2, 192×4096×4096 15.4 → 14.1 "
-     "(bench/results/gemm-h200-swapped-split*-82406f1.json; tile_waves.h)",
+     "(bench/results/gemm-h200-swapped-split*-82406f1.json; tile_waves.h); in clusters of 1×2, "
+     "the halves sharing the weight tile, 0.79–0.95× that again (160×4096×28672 49.0 → 40.5; "
+     "gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json)",
      Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: Dᵀ = B·Aᵀ on 64 channels × 160 tokens (64 tiles at N = 4096), no "
@@ -343,10 +345,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M = 65–128, N ≥ 6144: 64×128 tiles sharing B (cluster 2×1) — 96×6144×4096 19.9 → 16.2 µs, "
      "96×28672×4096 60.9 → 50.5, 128×8192×8192 32.9 → 31.1 (64×64 was 7 % faster at 128×10240×8192 "
      "only)"},
-    {192, 2560, 6143, GemmKernel::kSm90SwappedHalves,
+    {192, kSwappedHalvesMinN, 6143, GemmKernel::kSm90SwappedHalves,
      "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave, as for int8 — "
      "H200: 160×3072×14336 35.5 → 28.0 µs, 160×4096×14336 36.1 → 30.5 (swapped stream-K), "
-     "192×4096×14336 35.7 → 31.8, 136×3072×4096 14.9 → 13.8",
+     "192×4096×14336 35.7 → 31.8, 136×3072×4096 14.9 → 13.8; in clusters of 1×2 0.78–1.01× that "
+     "again (136×4096×28672 62.7 → 49.0)",
      Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: the swapped 64×160 tiles, as for int8 — H200: 136×4096×4096 16.7 → "

@@ -42,7 +42,7 @@ enum class GemmKernel : uint8_t {
   kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 32, 160 or 192 tokens, cluster 2×1
   kSm90SwappedStreamK,  // M = 129–192: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192, stream-K
                         // (needs the call's workspace)
-  kSm90SwappedHalves,   // M = 129–192: kSm90Swapped's tiles with the tokens in two, 64×T×128, T = 80 or 96
+  kSm90SwappedHalves,   // M = 129–192: the tokens in two swapped tiles, 64×T×128, T = 80 or 96, cluster 1×2
 };
 constexpr int kGemmKernelCount = 26;
 const char* gemm_kernel_name(GemmKernel kernel);

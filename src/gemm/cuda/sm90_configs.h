@@ -130,7 +130,7 @@ using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::
 // 256×…; bench/results/gemm-h200-sweep-small-m-02668d8.json). Swapped, the
 // weight's channels are the tile's 64 rows (the smallest wgmma M: N/64
 // tiles, 128 at N = 8192) and the tokens its kTokens columns (32, 160 or
-// 192; kSm90SwappedHalves 80 or 96: a wgmma N is any multiple of 8, so the columns past M are at most 31
+// 192: a wgmma N is any multiple of 8, so the columns past M are at most 31
 // where the dispatch uses it; at M = 17–32 the 64-row tiles pad 32–47).
 // Ping-pong, as the 64-row tiles above; cluster 2×1: two channel tiles
 // share the token tile by multicast. Precise fp8 promotes in 2 slices of
@@ -141,6 +141,26 @@ using Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
 template <int kTokens>
 using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
                           cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized, 2>;
+
+// kSm90SwappedHalves (sm90_swapped.cuh) — the swapped tiles with M =
+// 129–192 in two token tiles of 80 or 96 columns, in clusters of 1×2: the
+// two token tiles of one 64-channel tile share its weight tile by multicast,
+// so each weight byte crosses from L2 once, not once per half. Against
+// Swapped's 2×1 (two channel tiles sharing the token tile), H200, same
+// call: int8 0.79–0.95× the time (geomean 0.87), precise fp8 0.78–1.01×
+// (0.96), M = 136–192 × N = 2560–4096 × K = 4096–28672
+// (bench/results/gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json). ncu at
+// 160×4096×28672 had shown the 2×1 halves at 52 % of DRAM bandwidth with
+// an L2 hit rate of 55 %, against cuBLASLt's 128×80 split-K kernel in
+// clusters of 1×2 at 72 % and 25 % (bench/results/ncu/
+// gemm-h200-160x4096x28672-05428e8.txt).
+template <int kTokens>
+using SwappedHalves = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
+                             cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;
+template <int kTokens>
+using Fp8SwappedHalves = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
+                                cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                cutlass::epilogue::TmaWarpSpecialized, 2>;
 
 // kSm90SwappedStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 on weights
 // whose 64-channel tiles leave SMs idle (N = 4096: 64 tiles on 132 SMs, each

@@ -14,7 +14,9 @@
 // 80 columns at M ≤ 160 and 96 above, so twice N/64 CTAs: where N/64 tiles
 // leave most SMs idle (N = 2560–4224 on 132 SMs) the halves fill one wave,
 // as cuBLASLt's fp8 kernels do there (64×72–96 tiles splitting M in two;
-// docs/gemm.md, "M = 129–192 in two token tiles").
+// docs/gemm.md, "M = 129–192 in two token tiles"). Their clusters pair the
+// two halves of a channel tile, not two channel tiles (SwappedHalves,
+// sm90_configs.h): the weight tile, not the token tile, is multicast.
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
@@ -40,10 +42,20 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_tile<192, Output>(args, sm_count);
 }
 
+template <int kTokens, class Output>
+bool run_swapped_halves_tile(const ScaledMmArgs& args, int sm_count) {
+  using Scheduler = cutlass::gemm::PersistentScheduler;
+  if (args.input_dtype == DType::kInt8) {
+    return Kernel<SwappedHalves<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
+  }
+  return Kernel<Fp8SwappedHalves<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
+}
+
 template <class Output>
 bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
   if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
-  return args.m <= 160 ? run_swapped_tile<80, Output>(args, sm_count) : run_swapped_tile<96, Output>(args, sm_count);
+  return args.m <= 160 ? run_swapped_halves_tile<80, Output>(args, sm_count)
+                       : run_swapped_halves_tile<96, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

@@ -77,23 +77,26 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 }
 
 // True when kSm90SwappedHalves's tiles — 64 weight channels × half of
-// M = 129–192, in clusters of two along the channels — fit one wave: on 132
-// SMs N ≤ 4224 (128 CTAs at N = 4096). Its rules start at N = 2560.
+// M = 129–192, the two halves of a channel tile in one cluster — fit one
+// wave: 2·⌈N/64⌉ CTAs, on 132 SMs N ≤ 4224 (128 CTAs at N = 4096). Its
+// rules start at N = 2560 (kSwappedHalvesMinN).
 // H200, against the table's picks (with a workspace) in the same calls
 // (bench/results/gemm-h200-swapped-split*-82406f1.json; M = 136, 160, 176,
 // 192, K = 4096 and 14336; int8 / precise fp8 / fast fp8 time ratios):
 //   - N = 3072 (96 CTAs) and 4096 (128): 0.74–0.98 / 0.79–1.00 / 0.83–1.00,
 //     largest at K = 14336 (160×3072×14336 int8 34.3 → 25.4 µs, fp8 35.5 →
 //     28.0), also against the swapped stream-K tiles the table took at
-//     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6;
-//     those keep K ≥ 28672: swapped_stream_k_takes);
+//     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6);
 //   - N = 2048 (64 CTAs): int8 0.82–0.94, precise fp8 0.96–1.02, but fast
 //     fp8, which reads int8's rules, 1.01–1.12 against its 64×128 fast
 //     tiles: the rules start above it;
 //   - N = 5120 (160 CTAs, two waves): 1.11–1.17 / 1.26–1.40 — excluded here.
+// Those were clusters of 2×1; the rule's kernel pairs the halves (1×2,
+// SwappedHalves in sm90_configs.h), 0.79–1.01× their time again.
 constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
-  return sm_count > 0 && 2 * round_up(ceil_div(n, 64), 2) <= sm_count;
+  return sm_count > 0 && 2 * ceil_div(n, 64) <= sm_count;
 }
+constexpr int64_t kSwappedHalvesMinN = 2560;
 
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
 // workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
@@ -116,26 +119,31 @@ constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
 //     1.3–1.6× the 64×128 tiles' time. At M = 161–192, against the 64×128
 //     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
 //     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
-//   - N from 2048 where the token halves fit one wave (N = 2048–4224 on 132
-//     SMs), by K alone: there the halves (or, below N = 2560, the 64×128
-//     tiles) leave few SMs idle or pay no fix-up, and what the cut costs
-//     falls with the k-tiles each tile keeps. Against the table's pick
-//     forced in the same calls (bench/results/gemm-h200-swapped-long-k-
-//     sweep-67d4552.json, gemm-h200-swapped-halves-sweep-7cf2c25.json;
-//     M = 136 / 160 / 192, N = 2048 / 2560 / 3072 / 4096):
-//     K = 14336–24576 precise fp8 0.99–1.44× their time (int8 0.72–1.23×);
-//     K = 28672 fp8 0.91–1.02×, int8 0.67–0.98×; K = 32768 fp8 0.86–0.97×,
-//     int8 0.63–0.91×. Fast fp8 runs it precise: at N = 2048 against its
-//     64×128 fast tiles 1.01–1.14× at K = 24576, 0.85–1.01× at 32768.
-//     So from 224 k-tiles (K = 28545–28672 on). Not below N = 2048: at
+//   - N = 2048–2559 (below the token halves' rules), by K alone, against
+//     the 64×128 tiles the table runs there: what the cut costs falls with
+//     the k-tiles each tile keeps. Forced in the same calls
+//     (bench/results/gemm-h200-swapped-long-k-sweep-67d4552.json,
+//     gemm-h200-swapped-halves-sweep-7cf2c25.json; M = 136 / 160 / 192,
+//     N = 2048): K = 14336–24576 precise fp8 0.99–1.44× their time (int8
+//     0.72–1.09×); K = 28672 fp8 0.93–1.02×, int8 0.67–0.81×; K = 32768
+//     fp8 0.86–0.94×, int8 0.63–0.75×. Fast fp8 runs it precise: against its
+//     64×128 fast tiles 1.01–1.14× at K = 24576, 0.85–1.01× at 32768. So from
+//     224 k-tiles (K = 28545–28672 on). Not below N = 2048: at
 //     160×2048×16384 precise fp8's in-order fix-up of ~8 peers per tile ran
 //     1.21× the 64×128 tiles' time, and no shorter N was measured.
+//   - Not where the token halves' rules hold (N = 2560 to where they fit
+//     one wave: 4224 on 132 SMs): in clusters of 1×2 the halves took
+//     0.84–1.02× the stream-K tiles' time for int8 and 0.95–1.01× for fp8
+//     at K = 28672, the longest measured
+//     (bench/results/gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKLongKTiles = 224;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
-  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return ceil_div(k, 128) >= kSwappedStreamKLongKTiles;
+  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) {
+    return n < kSwappedHalvesMinN && ceil_div(k, 128) >= kSwappedStreamKLongKTiles;
+  }
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
   return n >= 4096 && k_tiles >= per_sm * sm_count;
