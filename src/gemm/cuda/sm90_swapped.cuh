@@ -25,37 +25,30 @@ namespace qgemm::detail::sm90 {
 
 constexpr int64_t kSwappedMaxTokens = 192;
 
-template <int kTokens, class Output>
-bool run_swapped_tile(const ScaledMmArgs& args, int sm_count) {
+// One swapped tile width: the int8 config or the precise fp8 one (fast fp8
+// runs precise), both Dᵀ = B·Aᵀ on the persistent scheduler.
+template <template <int> class Int8Config, template <int> class Fp8Config, int kTokens, class Output>
+bool run_swapped_config(const ScaledMmArgs& args, int sm_count) {
   using Scheduler = cutlass::gemm::PersistentScheduler;
   if (args.input_dtype == DType::kInt8) {
-    return Kernel<Swapped<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
+    return Kernel<Int8Config<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
   }
-  return Kernel<Fp8Swapped<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
+  return Kernel<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
 }
 
 template <class Output>
 bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   if (args.m > kSwappedMaxTokens) return false;
-  if (args.m <= 32) return run_swapped_tile<32, Output>(args, sm_count);
-  if (args.m <= 160) return run_swapped_tile<160, Output>(args, sm_count);
-  return run_swapped_tile<192, Output>(args, sm_count);
-}
-
-template <int kTokens, class Output>
-bool run_swapped_halves_tile(const ScaledMmArgs& args, int sm_count) {
-  using Scheduler = cutlass::gemm::PersistentScheduler;
-  if (args.input_dtype == DType::kInt8) {
-    return Kernel<SwappedHalves<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
-  }
-  return Kernel<Fp8SwappedHalves<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
+  if (args.m <= 32) return run_swapped_config<Swapped, Fp8Swapped, 32, Output>(args, sm_count);
+  if (args.m <= 160) return run_swapped_config<Swapped, Fp8Swapped, 160, Output>(args, sm_count);
+  return run_swapped_config<Swapped, Fp8Swapped, 192, Output>(args, sm_count);
 }
 
 template <class Output>
 bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
   if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
-  return args.m <= 160 ? run_swapped_halves_tile<80, Output>(args, sm_count)
-                       : run_swapped_halves_tile<96, Output>(args, sm_count);
+  return args.m <= 160 ? run_swapped_config<SwappedHalves, Fp8SwappedHalves, 80, Output>(args, sm_count)
+                       : run_swapped_config<SwappedHalves, Fp8SwappedHalves, 96, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90
