@@ -31,6 +31,13 @@ struct ForcedKernel {
   const char* label;  // names the kernel in failure messages
   const StreamKWorkspace* workspace = nullptr;
   std::vector<uint8_t> run(const GemmProblem& p) const { return run_forced(p, kernel, workspace); }
+  // run(p) where the kernel must take p: a refusal (an empty output) is
+  // recorded as a failure naming the case.
+  std::vector<uint8_t> run_taken(const GemmProblem& p) const {
+    std::vector<uint8_t> out = run(p);
+    if (out.empty()) ADD_FAILURE() << label << " refused " << p.c.name();
+    return out;
+  }
 };
 
 struct Mnk {
@@ -47,16 +54,13 @@ inline void expect_every_epilogue_matches_cpu(const ForcedKernel& forced, std::i
     int ran = 0, expected = 0;
     const auto seed = static_cast<uint64_t>(s.m * 131 + s.n * 7 + s.k);
     for_each_epilogue_problem(s.m, s.n, s.k, seed, [&](const GemmCase& c, GemmProblem& p) {
-      const std::vector<uint8_t> out = forced.run(p);
       if (int8_declined && c.input == DType::kInt8) {
-        EXPECT_TRUE(out.empty()) << forced.label << " took int8: " << c.name();
+        EXPECT_TRUE(forced.run(p).empty()) << forced.label << " took int8: " << c.name();
         return;
       }
       ++expected;
-      if (out.empty()) {
-        ADD_FAILURE() << forced.label << " refused " << c.name();
-        return;
-      }
+      const std::vector<uint8_t> out = forced.run_taken(p);
+      if (out.empty()) return;
       ++ran;
       EXPECT_EQ(compare_all(p, out, forced.label), 0);
     });
@@ -78,18 +82,12 @@ inline void expect_every_m_matches_cpu(const ForcedKernel& forced, const std::ve
       c.zero_point = input == DType::kInt8 ? ZeroPoint::kPerToken : ZeroPoint::kNone;
       auto rng = make_rng(static_cast<uint64_t>(m * 17 + (input == DType::kInt8)));
       GemmProblem p(c, rng);
-      const std::vector<uint8_t> out = forced.run(p);
-      if (out.empty()) {
-        ADD_FAILURE() << forced.label << " refused " << c.name();
-        continue;
-      }
+      const std::vector<uint8_t> out = forced.run_taken(p);
+      if (out.empty()) continue;
       EXPECT_EQ(compare_all(p, out, forced.label), 0);
       if (input == DType::kInt8 && int8_twin) {
-        const std::vector<uint8_t> twin = run_forced(p, *int8_twin);
-        if (twin.empty()) {
-          ADD_FAILURE() << "the twin refused " << c.name();
-          continue;
-        }
+        const std::vector<uint8_t> twin = ForcedKernel{*int8_twin, "the twin"}.run_taken(p);
+        if (twin.empty()) continue;
         EXPECT_EQ(out, twin) << forced.label << " " << c.name() << ": not the same bits as its twin";
       }
     }
@@ -108,11 +106,8 @@ inline void expect_padded_views_and_declines(const ForcedKernel& forced, GemmCas
     padded.input = input, padded.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
     auto rng = make_rng(5);
     GemmProblem p(padded, rng);
-    const std::vector<uint8_t> out = forced.run(p);
-    if (out.empty()) {
-      ADD_FAILURE() << forced.label << " refused " << padded.name();
-      continue;
-    }
+    const std::vector<uint8_t> out = forced.run_taken(p);
+    if (out.empty()) continue;
     EXPECT_EQ(compare_all(p, out, label), 0);
     if (forced.workspace != nullptr) {
       EXPECT_TRUE(run_forced(p, forced.kernel).empty()) << forced.label << " ran without a workspace";
@@ -139,11 +134,8 @@ inline void expect_deterministic(const ForcedKernel& forced, GemmCase c) {
     c.input = input;
     auto rng = make_rng(12);
     GemmProblem p(c, rng);
-    const std::vector<uint8_t> first = forced.run(p);
-    if (first.empty()) {
-      ADD_FAILURE() << forced.label << " refused " << c.name();
-      continue;
-    }
+    const std::vector<uint8_t> first = forced.run_taken(p);
+    if (first.empty()) continue;
     for (int r = 0; r < 3; ++r) EXPECT_EQ(forced.run(p), first) << c.name() << " run " << r;
     EXPECT_EQ(compare_all(p, first, forced.label), 0);
   }
