@@ -301,9 +301,9 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
-// waves; N = 2048 up to where the token halves fit one wave from K = 28672
-// (224 k-tiles); beyond that to N = 6143 from 24 k-tiles of 128×128 per SM
-// at M ≤ 160, from 48 above.
+// waves; from where the token halves no longer fit one wave to N = 6143
+// from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48 above; never from
+// N = 2048 to where the halves fit (their stream-K twin's band).
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
   EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));
@@ -316,17 +316,14 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
-  // N = 2048–2559: from 224 k-tiles along K, whatever M. From N = 2560 to
-  // where the token halves fit one wave (4224 on 132 SMs): never, the
-  // halves run. The per-SM bound of 24 is seen at N = 4288 (34 × ⌈K/128⌉
-  // k-tiles, the halves in two waves) and on 114 SMs.
-  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 28544, kH100Sms));  // 223 k-tiles
-  EXPECT_TRUE(swapped_stream_k_takes(160, 2048, 28545, kH100Sms));   // 224
-  EXPECT_TRUE(swapped_stream_k_takes(192, 2048, 28672, kH100Sms));
-  EXPECT_TRUE(swapped_stream_k_takes(136, 2559, 32768, kH100Sms));
-  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 24576, kH100Sms));
-  EXPECT_FALSE(swapped_stream_k_takes(160, 1984, 32768, kH100Sms));  // N < 2048
-  EXPECT_FALSE(swapped_stream_k_takes(176, 2560, 28672, kH100Sms));  // the halves
+  // N = 2048 to where the token halves fit one wave (4224 on 132 SMs):
+  // never, the halves or their stream-K twin run. The per-SM bound of 24 is
+  // seen at N = 4288 (34 × ⌈K/128⌉ k-tiles, the halves in two waves) and
+  // on 114 SMs.
+  EXPECT_FALSE(swapped_stream_k_takes(160, 2048, 28672, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(136, 2559, 32768, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 1984, 32768, kH100Sms));  // N < 2048: 15.5 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(176, 2560, 28672, kH100Sms));  // the halves' twin
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 57344, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(136, 4224, 28672, kH100Sms));
   EXPECT_TRUE(swapped_stream_k_takes(160, 4096, 14336, 114));        // 31.4 per SM; 128 halves > 114
@@ -347,20 +344,24 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
                   GemmKernel::kSm90SwappedStreamK);
         // N = 4096 on 132 SMs: the token halves, with a workspace or
-        // without, at any K; at N = 2048, whose table pick is the 64×128
-        // tiles, a workspace brings the stream-K tiles from K = 28672 (224
-        // k-tiles). N = 4288–6143, M = 129–160: the whole swapped tiles, cut
-        // along K with a workspace from 24 k-tiles per SM.
+        // without, up to K = 14336; with one, fp8 (fast fp8 too: it runs
+        // it precise) takes their stream-K twin at K = 28672, int8 not. At
+        // N = 2048, whose table pick is the 64×128 tiles, a workspace brings
+        // the twin from K = 14336 (112 k-tiles). N = 4288–6143, M =
+        // 129–160: the whole swapped tiles, cut along K with a workspace
+        // from 24 k-tiles per SM.
         for (const bool workspace : {false, true}) {
           EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
-          EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, workspace),
-                    GemmKernel::kSm90SwappedHalves);
         }
-        EXPECT_NE(table_kernel(90, int8, fast, 176, 2048, 28672, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 28672, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, false),
+                  GemmKernel::kSm90SwappedHalves);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, true),
+                  int8 ? GemmKernel::kSm90SwappedHalves : GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_NE(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, false),
+                  GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedHalvesStreamK);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),
@@ -370,6 +371,45 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
     }
   }
   EXPECT_EQ(table_kernel(80, true, false, 136, 10240, 8192, kH100Sms, 2039, true), GemmKernel::kSm80Large);
+}
+
+// Where M = 129–192 with a workspace takes the token halves' stream-K twin
+// (kSm90SwappedHalvesStreamK): from N = 2048 to where the halves fit one
+// wave (4224 on 132 SMs), fp8 from 112 k-tiles up to N = 3072 and from 160
+// above; int8 from 112 below N = 2560 and from 160 up to N = 3071.
+TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
+  const auto takes = [](int64_t m, int64_t n, int64_t k, bool int8, int sm_count = kH100Sms) {
+    return detail::swapped_halves_stream_k_takes(m, n, k, sm_count, int8);
+  };
+  for (const bool int8 : {true, false}) {
+    EXPECT_TRUE(takes(129, 2048, 14336, int8));
+    EXPECT_TRUE(takes(192, 2048, 14209, int8));    // 112 k-tiles
+    EXPECT_FALSE(takes(192, 2048, 14208, int8));   // 111
+    EXPECT_FALSE(takes(160, 2048, 8192, int8));
+    EXPECT_FALSE(takes(128, 2048, 28672, int8));   // M ≤ 128
+    EXPECT_FALSE(takes(193, 2048, 28672, int8));
+    EXPECT_FALSE(takes(160, 1984, 28672, int8));   // N < 2048
+    EXPECT_FALSE(takes(160, 4288, 28672, int8));   // the halves in two waves
+    EXPECT_FALSE(takes(160, 4096, 28672, int8, 114));
+    EXPECT_FALSE(takes(160, 2048, 28672, int8, 0));  // no SM count
+    EXPECT_TRUE(takes(160, 2560, 20480, int8));
+  }
+  // int8: from 160 k-tiles at N = 2560–3071, never from 3072.
+  EXPECT_TRUE(takes(160, 2560, 20353, true));    // 160 k-tiles
+  EXPECT_FALSE(takes(160, 2560, 20352, true));   // 159
+  EXPECT_FALSE(takes(136, 2560, 14336, true));
+  EXPECT_TRUE(takes(136, 3071, 28672, true));
+  EXPECT_FALSE(takes(136, 3072, 28672, true));
+  EXPECT_FALSE(takes(192, 4096, 57344, true));
+  // fp8: from 112 k-tiles up to N = 3072, from 160 above.
+  EXPECT_TRUE(takes(160, 2560, 20352, false));
+  EXPECT_TRUE(takes(136, 2560, 14336, false));
+  EXPECT_TRUE(takes(136, 3072, 14336, false));
+  EXPECT_FALSE(takes(136, 3073, 14336, false));
+  EXPECT_TRUE(takes(136, 4096, 20353, false));   // 160 k-tiles
+  EXPECT_FALSE(takes(136, 4096, 20352, false));  // 159
+  EXPECT_TRUE(takes(192, 4224, 28672, false));
+  EXPECT_FALSE(takes(192, 4225, 28672, false));
 }
 
 // The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
@@ -739,7 +779,8 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
                        GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Swapped,
-                       GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90SwappedHalves}) {
+                       GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90SwappedHalves,
+                       GemmKernel::kSm90SwappedHalvesStreamK}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);
   }
   for (GemmKernel k : {GemmKernel::kSkinny, GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90DecodeWgmma,
@@ -751,6 +792,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90Swapped));  // built precise only
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedStreamK));
   EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedHalves));
+  EXPECT_TRUE(detail::fp8_fast_runs_precise(GemmKernel::kSm90SwappedHalvesStreamK));
   // Every kernel the int8 table (which fp8 fast accumulation reads) names
   // either has a fast build or runs precise.
   for (const auto& rule : detail::kSm90Int8Rules) {
@@ -774,20 +816,22 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
 }
 
 // What takes a call the table's kernel declines at run time: the other
-// decode kernel, the whole swapped tiles; each needs no workspace and runs
+// decode kernel, the whole swapped tiles, the token halves; each needs no workspace and runs
 // fp8 the same way. Every other kernel has none.
 TEST(GemmDispatchTable, DeclinedKernelTwins) {
   using detail::declined_kernel_twin;
   EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90Decode), GemmKernel::kSm90SkinnyStream);
   EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90DecodeWgmma), GemmKernel::kSm90SkinnyStream);
   EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90SwappedStreamK), GemmKernel::kSm90Swapped);
+  EXPECT_EQ(declined_kernel_twin(GemmKernel::kSm90SwappedHalvesStreamK), GemmKernel::kSm90SwappedHalves);
   for (int i = 0; i < detail::kGemmKernelCount; ++i) {
     const auto k = static_cast<GemmKernel>(i);
     const GemmKernel twin = declined_kernel_twin(k);
     if (twin == k) continue;
     EXPECT_EQ(detail::fp8_fast_runs_precise(twin), detail::fp8_fast_runs_precise(k)) << detail::gemm_kernel_name(k);
     for (GemmKernel needs_workspace :
-         {GemmKernel::kSm90Decode, GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90StreamK}) {
+         {GemmKernel::kSm90Decode, GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90StreamK,
+          GemmKernel::kSm90SwappedHalvesStreamK}) {
       EXPECT_NE(twin, needs_workspace) << detail::gemm_kernel_name(k);
     }
   }

@@ -96,6 +96,11 @@ TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   GemmCase swapped = c;
   swapped.m = 150, swapped.n = 10240, swapped.k = 1024;
   capture_and_replay(swapped, &workspace);
+  // M = 129–192 on long K at N = 2048: the token halves' stream-K twin
+  // (kSm90SwappedHalvesStreamK on Hopper).
+  GemmCase halves = c;
+  halves.m = 136, halves.n = 2048, halves.k = 14336;
+  capture_and_replay(halves, &workspace);
 }
 
 }  // namespace

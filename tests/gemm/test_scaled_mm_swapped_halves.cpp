@@ -78,14 +78,12 @@ TEST_F(ScaledMmSwappedHalves, PaddedViewsAndWhatItDeclines) {
 }
 
 // The public API on shapes the rules send here on 132 SMs (N = 2560–4224 at
-// M = 129–192; at 160×4096×14336 the swapped stream-K tiles before them, at
-// 144×2560×28672 before the clusters paired the halves), with and without a
-// workspace, against the CPU; int8 the same bits both ways.
+// M = 129–192 short of the K where their stream-K twin takes over; at
+// 160×4096×14336 the swapped stream-K tiles before them), with and without
+// a workspace, against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwappedHalves, PublicApiTakesIt) {
   expect_public_api_picks(GemmKernel::kSm90SwappedHalves,
-                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336},
-                           {144, 2560, 28672}},
-                          31);
+                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}}, 31);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ const std::vector<GemmKernel>& gemm_sweep_kernels() {
       GemmKernel::kSm80Large,    GemmKernel::kSm90Direct,       GemmKernel::kSm90StreamK,  GemmKernel::kSm90Decode,
       GemmKernel::kSm90Wide80,   GemmKernel::kSm90Wide96,       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4,
       GemmKernel::kSm90Thin48,   GemmKernel::kSm90DecodeWgmma,  GemmKernel::kSm90Swapped,  GemmKernel::kSm90SwappedStreamK,
-      GemmKernel::kSm90SwappedHalves,
+      GemmKernel::kSm90SwappedHalves, GemmKernel::kSm90SwappedHalvesStreamK,
       GemmKernel::kFallback};
   return kernels;
 }

@@ -413,14 +413,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
 //   - kSm90Direct (outputs the TMA epilogue cannot store), kSm90Swapped
-//     (M = 17–32 and 129–192), kSm90SwappedHalves and kSm90SwappedStreamK
-//     (M = 129–192): built precise only, to keep the instantiations few.
+//     (M = 17–32 and 129–192), kSm90SwappedHalves, kSm90SwappedStreamK and
+//     kSm90SwappedHalvesStreamK (M = 129–192): built precise only, to keep
+//     the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
          kernel == GemmKernel::kSm90Narrow2x1 || kernel == GemmKernel::kSm90Direct ||
          kernel == GemmKernel::kSm90Swapped || kernel == GemmKernel::kSm90SwappedStreamK ||
-         kernel == GemmKernel::kSm90SwappedHalves;
+         kernel == GemmKernel::kSm90SwappedHalves || kernel == GemmKernel::kSm90SwappedHalvesStreamK;
 }
 
 // The kernels with a fast-accumulation fp8 build (sm90_fp8fast_*.cu, and
@@ -454,6 +455,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Swapped:
     case GemmKernel::kSm90SwappedStreamK:
     case GemmKernel::kSm90SwappedHalves:
+    case GemmKernel::kSm90SwappedHalvesStreamK:
       return true;
     default:
       return false;
@@ -484,6 +486,7 @@ constexpr GemmKernel declined_kernel_twin(GemmKernel chosen) {
     case GemmKernel::kSm90Decode:
     case GemmKernel::kSm90DecodeWgmma: return GemmKernel::kSm90SkinnyStream;  // the other decode kernel
     case GemmKernel::kSm90SwappedStreamK: return GemmKernel::kSm90Swapped;     // the same tiles whole
+    case GemmKernel::kSm90SwappedHalvesStreamK: return GemmKernel::kSm90SwappedHalves;  // 64-channel halves
     default: return chosen;
   }
 }
@@ -511,7 +514,7 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // then, where the call brings a workspace of at least
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
 // weight (decode_takes), the swapped stream-K tiles at M = 129–192 on
-// Hopper (swapped_stream_k_takes) or stream-K where the rule's model takes
+// Hopper (swapped_halves_stream_k_takes, then swapped_stream_k_takes) or stream-K where the rule's model takes
 // it (rule_takes_stream_k). No rule: the fallback. This is the choice before
 // the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
 // epilogue cannot store to the direct-store twin (fit_to_layout), and fp8
@@ -536,6 +539,9 @@ constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
+    if (workspace && swapped_halves_stream_k_takes(m, n, k, sm_count, int8)) {
+      return GemmKernel::kSm90SwappedHalvesStreamK;
+    }
     if (workspace && swapped_stream_k_takes(m, n, k, sm_count)) return GemmKernel::kSm90SwappedStreamK;
     return int8 || (fp8_fast && m > 16) ? table_kernel(kSm90Int8Rules, m, n, k, sm_count, regime, workspace)
                                         : table_kernel(kSm90Fp8Rules, m, n, k, sm_count, regime, workspace);

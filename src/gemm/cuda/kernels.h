@@ -43,8 +43,10 @@ enum class GemmKernel : uint8_t {
   kSm90SwappedStreamK,  // M = 129–192: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192, stream-K
                         // (needs the call's workspace)
   kSm90SwappedHalves,   // M = 129–192: the tokens in two swapped tiles, 64×T×128, T = 80 or 96, cluster 1×2
+  kSm90SwappedHalvesStreamK,  // M = 129–192: the tokens in two swapped tiles, 128×T×128 cooperative, T = 80
+                              // or 96, cluster 1×2, stream-K (needs the call's workspace)
 };
-constexpr int kGemmKernelCount = 26;
+constexpr int kGemmKernelCount = 27;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -89,6 +91,10 @@ bool sm90_swapped_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // unless M = 129–192.
 bool sm90_swapped_halves_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_halves_fp16(const ScaledMmArgs& args, int sm_count);
+// kSm90SwappedHalvesStreamK: int8 or precise fp8 (fast fp8 runs precise);
+// false unless M = 129–192, or without a workspace large enough.
+bool sm90_swapped_halves_streamk_bf16(const ScaledMmArgs& args, int sm_count);
+bool sm90_swapped_halves_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90Direct, int8 or precise fp8 (args.input_dtype).
 bool sm90_direct_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_direct_fp16(const ScaledMmArgs& args, int sm_count);

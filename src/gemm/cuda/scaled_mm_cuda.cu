@@ -71,7 +71,8 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
     case GemmKernel::kSm90Swapped:
     case GemmKernel::kSm90SwappedStreamK: return args.m <= 192 && tma_can_take(args);
-    case GemmKernel::kSm90SwappedHalves: return args.m > 128 && args.m <= 192 && tma_can_take(args);
+    case GemmKernel::kSm90SwappedHalves:
+    case GemmKernel::kSm90SwappedHalvesStreamK: return args.m > 128 && args.m <= 192 && tma_can_take(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);
     default: return is_sm90_tma_kernel(kernel) && tma_can_take(args);
@@ -111,6 +112,10 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     }
     if (kernel == GemmKernel::kSm90SwappedHalves) {
       return bf16 ? sm90_swapped_halves_bf16(args, info.sm_count) : sm90_swapped_halves_fp16(args, info.sm_count);
+    }
+    if (kernel == GemmKernel::kSm90SwappedHalvesStreamK) {
+      return bf16 ? sm90_swapped_halves_streamk_bf16(args, info.sm_count)
+                  : sm90_swapped_halves_streamk_fp16(args, info.sm_count);
     }
     // The cluster-1×4 tiles: the same.
     if (kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 ||

@@ -11,7 +11,10 @@
 // sm90_direct_*.cu the direct-store kernel (2 × 2); sm90_swapped_*.cu the
 // swapped 64×32, 64×160 and 64×192 tiles for int8 and precise fp8 (6 × 2);
 // sm90_swapped_streamk_*.cu the swapped stream-K 128×160 and 128×192 tiles
-// for int8 and precise fp8 (4 × 2): 110 sm90 kernels.
+// for int8 and precise fp8 (4 × 2); sm90_swapped_halves_*.cu the swapped
+// 64×80 and 64×96 tiles (4 × 2) and sm90_swapped_halves_streamk_*.cu their
+// 128×80 and 128×96 stream-K twins (4 × 2), both for int8 and precise fp8:
+// 126 sm90 kernels.
 //
 // 8-bit operands: a K tile of 128 elements is 128 bytes, one full 128-byte
 // TMA swizzle row, and four wgmma k-steps of 32.
@@ -179,6 +182,30 @@ template <int kTokens>
 using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _1, _1>,
                                  cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                  cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
+
+// kSm90SwappedHalvesStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 in
+// two token tiles of 80 or 96 columns, as SwappedHalves, on long K: 128
+// channels (two consumer warpgroups of 64) in clusters of 1×2 (the weight
+// tile multicast to both token tiles), the tiles cut along K by the stream-K
+// scheduler. What it gains over SwappedHalves: the halves' ping-pong CTA
+// owns one tile, so one warpgroup's wgmmas and fp8 promotions run while the
+// other waits; here both work on every k-tile, and the cut keeps every SM
+// busy at N = 2048–4096 (N/128 · 2 tiles). cuBLASLt's fp8 kernel at
+// 160×4096×28672 is this shape (128×80, split in two along K, 1×2;
+// bench/results/ncu/gemm-h200-160x4096x28672-05428e8.txt). Against the
+// 128×160 / 128×192 stream-K tiles (SwappedStreamK, 1×1) at N = 2048–4096
+// and K = 8192–28672, H200, same call: 0.62–0.90× their time for precise
+// fp8 and 0.79–0.95× for int8, but at N = 28672 1.01–1.19× and at
+// 10240×4096 1.11–1.18× (bench/results/gemm-h200-swapped-halves-stream-k-
+// sweep-13996e7.json): the two stay separate kernels.
+template <int kTokens>
+using SwappedHalvesStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
+                                    cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                    cutlass::epilogue::TmaWarpSpecializedCooperative>;
+template <int kTokens>
+using Fp8SwappedHalvesStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
+                                       cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                       cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the

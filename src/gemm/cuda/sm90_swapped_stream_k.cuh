@@ -1,7 +1,9 @@
 // sm90_swapped_stream_k.cuh — the swapped kernels on CUTLASS's stream-K
-// scheduler: kSm90Decode (M ≤ 16, sm90_decode.cuh) and kSm90SwappedStreamK
-// (M = 129–192 on weights whose 64-channel tiles leave SMs idle). Included
-// only by sm90_decode_*.cu and sm90_swapped_streamk_*.cu.
+// scheduler: kSm90Decode (M ≤ 16, sm90_decode.cuh), kSm90SwappedStreamK
+// (M = 129–192 on weights whose 64-channel tiles leave SMs idle) and
+// kSm90SwappedHalvesStreamK (M = 129–192 in two token tiles on long K, N =
+// 2048–4224). Included only by sm90_decode_*.cu, sm90_swapped_streamk_*.cu
+// and sm90_swapped_halves_streamk_*.cu.
 //
 // Dᵀ = B·Aᵀ (Kernel<…, kSwapped>): the weight's channels are the rows of
 // 128-row cooperative tiles, the tokens their columns, Dᵀ stored column-major
@@ -14,7 +16,7 @@
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
-#include "gemm/cuda/sm90_swapped.cuh"
+#include "gemm/cuda/sm90_swapped.cuh"  // kSwappedMaxTokens
 
 namespace qgemm::detail::sm90 {
 
@@ -34,14 +36,14 @@ bool run_swapped_stream_k_config(const ScaledMmArgs& args, int sm_count) {
   return SwappedKernel::launch(arguments, args.workspace, args);
 }
 
-// kSm90SwappedStreamK's 128×kTokens tile for the call's input: int8 or
-// precise fp8 (fast fp8 runs precise, as on kSm90Swapped).
-template <int kTokens, class Output>
+// One swapped stream-K tile width for the call's input: the int8 config or
+// the precise fp8 one (fast fp8 runs precise, as on kSm90Swapped).
+template <template <int> class Int8Config, template <int> class Fp8Config, int kTokens, class Output>
 bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
   if (args.input_dtype == DType::kInt8) {
-    return run_swapped_stream_k_config<SwappedStreamK<kTokens>, int8_t, Output>(args, sm_count);
+    return run_swapped_stream_k_config<Int8Config<kTokens>, int8_t, Output>(args, sm_count);
   }
-  return run_swapped_stream_k_config<Fp8SwappedStreamK<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
+  return run_swapped_stream_k_config<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
 }
 
 // kSm90SwappedStreamK: 160 token columns up to M = 160, 192 above; false
@@ -49,8 +51,19 @@ bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
 template <class Output>
 bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
   if (args.m > kSwappedMaxTokens) return false;
-  if (args.m <= 160) return run_swapped_stream_k_tile<160, Output>(args, sm_count);
-  return run_swapped_stream_k_tile<192, Output>(args, sm_count);
+  if (args.m <= 160) return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 160, Output>(args, sm_count);
+  return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 192, Output>(args, sm_count);
+}
+
+// kSm90SwappedHalvesStreamK: M = 129–192 in two token tiles, 80 columns at
+// M ≤ 160 and 96 above (as kSm90SwappedHalves); false outside 129–192.
+template <class Output>
+bool run_swapped_halves_stream_k(const ScaledMmArgs& args, int sm_count) {
+  if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
+  if (args.m <= 160) {
+    return run_swapped_stream_k_tile<SwappedHalvesStreamK, Fp8SwappedHalvesStreamK, 80, Output>(args, sm_count);
+  }
+  return run_swapped_stream_k_tile<SwappedHalvesStreamK, Fp8SwappedHalvesStreamK, 96, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

@@ -119,34 +119,55 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     1.3–1.6× the 64×128 tiles' time. At M = 161–192, against the 64×128
 //     tiles: 176×4096×14336 (27.2) 1.01× / 1.06×, 192×4096×28672 (54.3)
 //     0.78× / 0.83×. So from 24 k-tiles per SM at M ≤ 160, from 48 above.
-//   - N = 2048–2559 (below the token halves' rules), by K alone, against
-//     the 64×128 tiles the table runs there: what the cut costs falls with
-//     the k-tiles each tile keeps. Forced in the same calls
-//     (bench/results/gemm-h200-swapped-long-k-sweep-67d4552.json,
-//     gemm-h200-swapped-halves-sweep-7cf2c25.json; M = 136 / 160 / 192,
-//     N = 2048): K = 14336–24576 precise fp8 0.99–1.44× their time (int8
-//     0.72–1.09×); K = 28672 fp8 0.93–1.02×, int8 0.67–0.81×; K = 32768
-//     fp8 0.86–0.94×, int8 0.63–0.75×. Fast fp8 runs it precise: against its
-//     64×128 fast tiles 1.01–1.14× at K = 24576, 0.85–1.01× at 32768. So from
-//     224 k-tiles (K = 28545–28672 on). Not below N = 2048: at
-//     160×2048×16384 precise fp8's in-order fix-up of ~8 peers per tile ran
-//     1.21× the 64×128 tiles' time, and no shorter N was measured.
-//   - Not where the token halves' rules hold (N = 2560 to where they fit
-//     one wave: 4224 on 132 SMs): in clusters of 1×2 the halves took
-//     0.84–1.02× the stream-K tiles' time for int8 and 0.95–1.01× for fp8
-//     at K = 28672, the longest measured
-//     (bench/results/gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json).
+//   - Not from N = 2048 to where the token halves fit one wave (4224 on
+//     132 SMs): there the halves, or on long K their stream-K twin
+//     (swapped_halves_stream_k_takes), are faster. The twin's 128×80 /
+//     128×96 tiles in clusters of 1×2 took 0.62–0.90× these tiles' time
+//     for precise fp8 and 0.79–0.95× for int8 at N = 2048–4096, K =
+//     8192–28672 (bench/results/gemm-h200-swapped-halves-stream-k-sweep-
+//     13996e7.json), which till then ran here from K = 28672 at N =
+//     2048–2559 (gemm-h200-swapped-long-k-sweep-67d4552.json).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
-constexpr int64_t kSwappedStreamKLongKTiles = 224;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
-  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) {
-    return n < kSwappedHalvesMinN && ceil_div(k, 128) >= kSwappedStreamKLongKTiles;
-  }
+  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
   return n >= 4096 && k_tiles >= per_sm * sm_count;
+}
+
+// True where Hopper runs kSm90SwappedHalvesStreamK when the call brings a
+// workspace: M = 129–192 from N = 2048 to where the 64-channel halves fit
+// one wave (N ≤ 4224 on 132 SMs), on K long enough that both consumer
+// warpgroups of a 128-channel tile, cut along K, beat the halves' one
+// (sm90_configs.h, SwappedHalvesStreamK). By ⌈K/128⌉ k-tiles and the input
+// (fast fp8 runs it precise, so it takes fp8's bounds):
+//   - precise fp8: from 112 k-tiles (K = 14336) up to N = 3072, from 160
+//     (K = 20480) above;
+//   - int8, whose halves have no promotion to share: from 112 k-tiles
+//     below N = 2560, from 160 at N = 2560–3071, not above.
+// H200, forced in one call against the table's picks (the halves from
+// N = 2560; below, the 64×128 tiles, and from K = 28672 the 128×160 /
+// 128×192 stream-K tiles) and cuBLASLt, M = 136 / 160 / 192, N = 2048 /
+// 2560 / 3072 / 4096, K = 8192 / 14336 / 20480 / 28672
+// (bench/results/gemm-h200-swapped-halves-stream-k-sweep-13996e7.json),
+// time ratios:
+//   - precise fp8: K = 8192 1.06–1.20× (so not there); K = 14336 0.86–0.96×
+//     up to N = 3072, 1.03–1.04× at 4096; K = 20480 0.75–0.88× up to 3072,
+//     0.98–0.99× at 4096; K = 28672 0.68–0.93× (136×2560×28672 47.8 →
+//     35.9 µs, cuBLASLt fp8 31.5). Fast fp8 at N = 2048 (its 64×128 fast
+//     tiles) from K = 14336: 0.77–0.95×;
+//   - int8: N = 2048 at K = 8192 0.99–1.04×, from 14336 0.71–0.87×;
+//     N = 2560 at K = 14336 1.07–1.13×, 20480 0.94–1.00×, 28672
+//     0.86–0.93×; N = 3072 at 20480 0.99–1.11× and 28672 0.91–1.03×,
+//     N = 4096 at 28672 0.95–1.10×.
+constexpr int64_t kSwappedHalvesStreamKMinN = 2048;
+constexpr bool swapped_halves_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
+  if (m <= 128 || m > 192 || n < kSwappedHalvesStreamKMinN || !swapped_halves_fit_one_wave(n, sm_count)) return false;
+  const int64_t k_tiles = ceil_div(k, 128);
+  if (int8) return n < kSwappedHalvesMinN ? k_tiles >= 112 : n < 3072 && k_tiles >= 160;
+  return k_tiles >= (n <= 3072 ? 112 : 160);
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
