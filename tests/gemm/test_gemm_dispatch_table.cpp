@@ -301,7 +301,8 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
-// waves; from where the token halves no longer fit one wave to N = 6143
+// waves, or take two or more and fill less than 90 % of them with 24
+// k-tiles of 128×128 per SM; from where the token halves no longer fit one wave to N = 6143
 // from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48 above; never from
 // N = 2048 to where the halves fit (their stream-K twin's band).
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
@@ -312,7 +313,16 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(128, 10240, 8192, kH100Sms));  // M ≤ 128: the one-wave tiles
   EXPECT_FALSE(swapped_stream_k_takes(161, 10240, 8192, kH100Sms));  // even with 128×192 there
   EXPECT_FALSE(swapped_stream_k_takes(160, 8192, 8192, kH100Sms));   // the whole swapped tiles fill
-  EXPECT_FALSE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));
+  EXPECT_FALSE(swapped_stream_k_takes(160, 8192, 28672, kH100Sms));  // one wave, 97 %
+  EXPECT_FALSE(swapped_stream_k_takes(136, 57344, 28672, kH100Sms)); // seven waves, 97 %
+  EXPECT_FALSE(swapped_stream_k_takes(136, 16384, 28672, kH100Sms)); // two waves, 97 %
+  // Two waves or more at 70–90 %: from 24 k-tiles per SM (⌈N/128⌉·⌈K/128⌉).
+  EXPECT_TRUE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));   // 448 tiles, 85 %; 54.3 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(136, 14336, 4096, kH100Sms));   // 224 tiles, 85 %; 27.2 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(136, 14336, 3456, kH100Sms));  // 23.0 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(136, 11840, 8192, kH100Sms));   // 186 tiles, 70.5 %; 45.1 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(136, 15168, 28672, kH100Sms)); // 238 tiles, 90.2 %
+  EXPECT_FALSE(swapped_stream_k_takes(176, 28672, 28672, kH100Sms)); // M > 160
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 4096, kH100Sms));   // 7.8 per SM
   EXPECT_FALSE(swapped_stream_k_takes(160, 4096, 11008, kH100Sms));  // 20.8
@@ -414,6 +424,19 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
 
 // The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
 // CTAs (one cluster) per 64-channel tile, at most one per SM.
+// The whole swapped tiles in two waves or more, short of 90 % of them.
+TEST(GemmDispatchTable, Sm90SwappedTilesFillTwoWavesShort) {
+  using detail::swapped_tiles_fill_two_waves_short;
+  EXPECT_TRUE(swapped_tiles_fill_two_waves_short(14336, kH100Sms));   // 224 tiles: 85 % of two waves
+  EXPECT_TRUE(swapped_tiles_fill_two_waves_short(28672, kH100Sms));   // 448: 85 % of four
+  EXPECT_FALSE(swapped_tiles_fill_two_waves_short(16384, kH100Sms));  // 256: 97 % of two
+  EXPECT_FALSE(swapped_tiles_fill_two_waves_short(57344, kH100Sms));  // 896: 97 % of seven
+  EXPECT_FALSE(swapped_tiles_fill_two_waves_short(6144, kH100Sms));   // one wave
+  EXPECT_FALSE(swapped_tiles_fill_two_waves_short(8448, kH100Sms));   // 132: one full wave
+  EXPECT_TRUE(swapped_tiles_fill_two_waves_short(8512, kH100Sms));    // 134: two
+  EXPECT_FALSE(swapped_tiles_fill_two_waves_short(14336, 0));         // no SM count
+}
+
 TEST(GemmDispatchTable, Sm90SwappedHalvesFitOneWave) {
   using detail::swapped_halves_fit_one_wave;
   EXPECT_TRUE(swapped_halves_fit_one_wave(4096, kH100Sms));   // 128 CTAs

@@ -76,6 +76,19 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
   return tiles * 10 >= waves * sm_count * 7;
 }
 
+// True when kSm90Swapped's tiles take two waves or more and fill less than
+// 90 % of them. With swapped_tiles_fill (70 % or more) on 132 SMs: N =
+// 11840–15104 (14336: 224 tiles, 85 %), 17728–22784, 25408–30336 (28672:
+// 448, 85 %), …; not 16384 (97 %) or 57344 (97 %). There the swapped
+// stream-K tiles still win on enough K (swapped_stream_k_takes); in one
+// wave (N ≤ 8448) their fixed cost does not pay.
+constexpr bool swapped_tiles_fill_two_waves_short(int64_t n, int sm_count) {
+  if (sm_count <= 0) return false;
+  const int64_t tiles = round_up(ceil_div(n, 64), 2);
+  const int64_t waves = ceil_div(tiles, sm_count);
+  return waves >= 2 && tiles * 10 < waves * sm_count * 9;
+}
+
 // True when kSm90SwappedHalves's tiles — 64 weight channels × half of
 // M = 129–192, the two halves of a channel tile in one cluster — fit one
 // wave: 2·⌈N/64⌉ CTAs, on 132 SMs N ≤ 4224 (128 CTAs at N = 4096). Its
@@ -111,6 +124,14 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     160×… 26.4 → 22.2 / 25.2 → 22.1. Even at M = 176–192 (1.00–1.02×
 //     faster); where the 64-channel tiles fill, 1.2–1.4× slower at N = 6144
 //     and 8192 (0.96–1.03× at 28672).
+//   - N ≥ 6144, M = 129–160, where those tiles take two waves or more and
+//     fill less than 90 % of them (`swapped_tiles_fill_two_waves_short`:
+//     N = 14336 and 28672 on 132 SMs, 224 and 448 tiles at 85 %), from the
+//     same 24 k-tiles per SM as below: 0.81–0.95× their time for precise
+//     fp8, 0.80–0.95× for fast fp8 (run precise), 0.84–1.02× for int8
+//     (136×28672×28672 fp8 290.0 → 237.7 µs, cuBLASLt fp8 212.5) at K =
+//     4096–28672; where they fill 97 % (N = 8192: one wave; 57344: seven)
+//     0.93–1.44× (bench/results/gemm-h200-swapped-stream-k-wide-n-7bd07c8.json).
 //   - N = 4096–6143, by the 128×128 k-tiles each SM gets, ⌈N/128⌉·⌈K/128⌉ /
 //     SMs, against the whole swapped tiles (the rule there at M ≤ 160):
 //     15.5 per SM (N = 4096, K = 8192) 1.12–1.17× / 1.17–1.19× their time,
@@ -130,9 +151,13 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
-  if (n >= 6144) return m <= 160 && !swapped_tiles_fill(n, sm_count);
-  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
+  if (n >= 6144) {
+    if (m > 160) return false;
+    return !swapped_tiles_fill(n, sm_count) ||
+           (swapped_tiles_fill_two_waves_short(n, sm_count) && k_tiles >= kSwappedStreamKTilesPerSm * sm_count);
+  }
+  if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return false;
   const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
   return n >= 4096 && k_tiles >= per_sm * sm_count;
 }
