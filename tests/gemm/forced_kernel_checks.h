@@ -97,10 +97,11 @@ inline void expect_every_m_matches_cpu(const ForcedKernel& forced, const std::ve
 // `padded` (leading dimensions past the row; the output's a multiple of 8,
 // as TMA needs), int8 with per-tensor zero points and fp8, against the CPU;
 // then what the kernel declines: an output pitch TMA cannot store, M =
-// `too_many_tokens`, and for a kernel given a workspace, none or 256 bytes
-// of one (the dispatcher then runs a twin).
+// `too_many_tokens` and each of `too_few_tokens`, and for a kernel given a
+// workspace, none or 256 bytes of one (the dispatcher then runs a twin).
 inline void expect_padded_views_and_declines(const ForcedKernel& forced, GemmCase padded,
-                                             int64_t too_many_tokens) {
+                                             int64_t too_many_tokens,
+                                             std::initializer_list<int64_t> too_few_tokens = {}) {
   const std::string label = std::string(forced.label) + ", padded";
   for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
     padded.input = input, padded.zero_point = input == DType::kInt8 ? ZeroPoint::kPerTensor : ZeroPoint::kNone;
@@ -124,6 +125,12 @@ inline void expect_padded_views_and_declines(const ForcedKernel& forced, GemmCas
   tall.m = too_many_tokens;
   GemmProblem q(tall, rng);
   EXPECT_TRUE(forced.run(q).empty()) << forced.label << " took M = " << too_many_tokens;
+  for (int64_t m : too_few_tokens) {
+    GemmCase small = padded;
+    small.m = m;
+    GemmProblem s(small, rng);
+    EXPECT_TRUE(forced.run(s).empty()) << forced.label << " took M = " << m;
+  }
 }
 
 // `c` in int8 and fp8: the same bits on every run (fp8's stream-K peers add
