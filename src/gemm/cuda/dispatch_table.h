@@ -513,9 +513,10 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // bandwidth: the first rule that holds (pick_rule) or its tile model's pick,
 // then, where the call brings a workspace of at least
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
-// weight (decode_takes), the swapped stream-K tiles at M = 129–192 on
-// Hopper (swapped_halves_stream_k_takes, then swapped_stream_k_takes) or stream-K where the rule's model takes
-// it (rule_takes_stream_k). No rule: the fallback. This is the choice before
+// weight (decode_takes), at M = 129–192 on Hopper the token halves' stream-K
+// twin (swapped_halves_stream_k_takes) or the swapped stream-K tiles
+// (swapped_stream_k_takes), or stream-K where the rule's model takes it
+// (rule_takes_stream_k). No rule: the fallback. This is the choice before
 // the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
 // epilogue cannot store to the direct-store twin (fit_to_layout), and fp8
 // with fast accumulation runs precise where fp8_fast_runs_precise says. Host
