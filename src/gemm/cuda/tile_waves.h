@@ -57,10 +57,19 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
          tile_count(m, n, 64, 128) > sm_count;
 }
 
-// True when kSm90Swapped's tiles — 64 weight channels each, dealt in
-// clusters of two — fill at least 70 % of their waves (its rules: M = 17–32
-// and 129–192, N ≥ 6144): on 132 SMs N = 6144
-// (96 tiles, 73 %), 8192 (97 %), 14336 and 28672 (85 %), 57344 (97 %), not
+// kSm90Swapped's tiles: 64 weight channels each, dealt in clusters of two.
+constexpr int64_t swapped_tile_count(int64_t n) { return round_up(ceil_div(n, 64), 2); }
+
+// True when those tiles fill at least `tenths` tenths of their waves on
+// `sm_count` (> 0) SMs.
+constexpr bool swapped_tiles_fill_tenths(int64_t n, int sm_count, int tenths) {
+  const int64_t tiles = swapped_tile_count(n);
+  return tiles * 10 >= ceil_div(tiles, sm_count) * sm_count * tenths;
+}
+
+// True when kSm90Swapped's tiles fill at least 70 % of their waves (its
+// rules: M = 17–32 and 129–192, N ≥ 6144): on 132 SMs N = 6144 (96 tiles,
+// 73 %), 8192 (97 %), 14336 and 28672 (85 %), 57344 (97 %), not
 // N = 10240 (160 tiles: 61 % of two waves) or 11008 (65 %). H200, M = 136
 // / 160 / 176 / 192, against the former pick (bench/results/
 // gemm-h200-swapped-sweep-55c126f.json): at 10240×8192 the swapped tiles
@@ -70,10 +79,7 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 // M = 17–32 (gemm-h200-swapped-sweep-m17-64.json) the same split: 0.99–1.16×
 // the former pick's time at 10240×8192, 0.81–1.01× where the tiles fill.
 constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
-  if (sm_count <= 0) return false;
-  const int64_t tiles = round_up(ceil_div(n, 64), 2);
-  const int64_t waves = ceil_div(tiles, sm_count);
-  return tiles * 10 >= waves * sm_count * 7;
+  return sm_count > 0 && swapped_tiles_fill_tenths(n, sm_count, 7);
 }
 
 // True when kSm90Swapped's tiles take two waves or more and fill less than
@@ -83,10 +89,7 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 // stream-K tiles still win on enough K (swapped_stream_k_takes); in one
 // wave (N ≤ 8448) their fixed cost does not pay.
 constexpr bool swapped_tiles_fill_two_waves_short(int64_t n, int sm_count) {
-  if (sm_count <= 0) return false;
-  const int64_t tiles = round_up(ceil_div(n, 64), 2);
-  const int64_t waves = ceil_div(tiles, sm_count);
-  return waves >= 2 && tiles * 10 < waves * sm_count * 9;
+  return sm_count > 0 && swapped_tile_count(n) > sm_count && !swapped_tiles_fill_tenths(n, sm_count, 9);
 }
 
 // True when kSm90SwappedHalves's tiles — 64 weight channels × half of
