@@ -121,16 +121,14 @@ inline void expect_padded_views_and_declines(const ForcedKernel& forced, GemmCas
   auto rng = make_rng(6);
   GemmProblem p(odd, rng);
   EXPECT_TRUE(forced.run(p).empty()) << forced.label << " took an output TMA cannot store";
-  GemmCase tall = padded;
-  tall.m = too_many_tokens;
-  GemmProblem q(tall, rng);
-  EXPECT_TRUE(forced.run(q).empty()) << forced.label << " took M = " << too_many_tokens;
-  for (int64_t m : too_few_tokens) {
-    GemmCase small = padded;
-    small.m = m;
-    GemmProblem s(small, rng);
-    EXPECT_TRUE(forced.run(s).empty()) << forced.label << " took M = " << m;
-  }
+  const auto expect_declines_tokens = [&](int64_t m) {
+    GemmCase declined = padded;
+    declined.m = m;
+    GemmProblem d(declined, rng);
+    EXPECT_TRUE(forced.run(d).empty()) << forced.label << " took M = " << m;
+  };
+  expect_declines_tokens(too_many_tokens);
+  for (int64_t m : too_few_tokens) expect_declines_tokens(m);
 }
 
 // `c` in int8 and fp8: the same bits on every run (fp8's stream-K peers add
