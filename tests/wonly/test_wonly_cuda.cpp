@@ -182,10 +182,13 @@ std::vector<WonlyCase> small_cases() {
       cases.push_back(c);
     }
   }
-  // M = 17…32: a weight of few row tiles with long K (two decode launches),
-  // and one of 64 row tiles (one wgmma launch on sm_90, two decode launches
-  // elsewhere).
-  for (const auto& s : {std::array<int64_t, 2>{200, 8256}, std::array<int64_t, 2>{8192, 320}}) {
+  // M = 17…32 (wgmma32_takes, wonly_dispatch.cu): a weight of few row tiles
+  // with long K (one decode launch of four token blocks, split K), one of 71
+  // row tiles (on a 132-SM Hopper: the 32-token wgmma tile for int4, the
+  // decode launch for int8) and one of 102 (wgmma for both); decode launches
+  // off sm_90.
+  for (const auto& s : {std::array<int64_t, 2>{200, 8256}, std::array<int64_t, 2>{9000, 320},
+                        std::array<int64_t, 2>{13000, 320}}) {
     for (int64_t m : {17, 25, 32}) {
       for (bool int4 : {true, false}) {
         WonlyCase c;
@@ -260,7 +263,7 @@ TEST(WeightOnlyCudaGemv, TallWeightsAtNineToSixteenTokensMatchCpu) {
 INSTANTIATE_TEST_SUITE_P(OddShapes, WeightOnlyCudaSmall, ::testing::ValuesIn(small_cases()),
                          [](const auto& info) { return gtest_name(info.param, info.index); });
 
-// Every wgmma tile (64, 128, 256 tokens) forced on ragged shapes (M from 17,
+// Every wgmma tile (32, 64, 128, 256 tokens) forced on ragged shapes (M from 17,
 // where the dispatch table can pick it on small grids with long K): partial
 // token tiles, N not a multiple of 128 (nor of the 64 rows of a warpgroup),
 // K with a partial k tile, split K (200 × 4128: few tiles),
@@ -272,7 +275,7 @@ TEST(WeightOnlyCudaWgmma, EveryTileMatchesCpu) {
   const int64_t shapes[][2] = {{77, 288}, {129, 160}, {1000, 512}, {200, 4128}, {300, 1024}};
   int index = 0;
   for (bool int4 : {true, false}) {
-    for (int tile : {64, 128, 256}) {
+    for (int tile : {32, 64, 128, 256}) {
       detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
       for (const auto& s : shapes) {
         for (int64_t m : {17, 33, 100, 257}) {
@@ -530,8 +533,9 @@ TEST(WeightOnlyCudaParams, GroupMajorMatchesRowMajor) {
       runs.push_back({WonlyKernel::kGemvChunks, 4, 30, false});
       for (int tile : {64, 128}) runs.push_back({WonlyKernel::kMma, tile, 100, false});
       if (detail::wonly_wgmma_available(0)) {
-        for (int tile : {64, 128, 256}) runs.push_back({WonlyKernel::kWgmma, tile, 150, false});
+        for (int tile : {32, 64, 128, 256}) runs.push_back({WonlyKernel::kWgmma, tile, 150, false});
         runs.push_back({WonlyKernel::kWgmma, 64, 48, true});  // stream-K where its rules take it
+        runs.push_back({WonlyKernel::kWgmma, 32, 24, true});
       }
       if (!c.int4 && detail::wonly_stream_available(0)) {
         for (int64_t m : {3, 16}) runs.push_back({WonlyKernel::kStream, 0, m, false});
@@ -604,8 +608,14 @@ TEST(WeightOnlyCudaWgmma, OverrideRefusesWhatCannotRun) {
     expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 256"});
   }
   if (detail::wonly_wgmma_available(0)) {
-    detail::WonlyKernelOverride bad(detail::WonlyKernel::kWgmma, 96);
-    expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 96"});
+    for (int tile : {16, 96}) {
+      detail::WonlyKernelOverride bad(detail::WonlyKernel::kWgmma, tile);
+      expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile " + std::to_string(tile)});
+    }
+  }
+  {
+    detail::WonlyKernelOverride bad(detail::WonlyKernel::kMma, 32);  // the 32-token tile is wgmma's only
+    expect_error(run4, ErrorKind::kValue, {"WonlyKernelOverride", "got tile 32"});
   }
   {
     detail::WonlyKernelOverride bad(detail::WonlyKernel::kGemvChunks, 1);
@@ -887,8 +897,8 @@ TEST(WeightOnlyCudaValidation, DecodeKernelOffsetLimit) {
 }
 
 // Every dispatch path — decode kernel, decode kernel per 16 tokens (two
-// launches), the wgmma kernel for M ≤ 32 on a tall weight (M = 20, N = 8192,
-// on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
+// launches), the wgmma kernel's 32-token tile for M ≤ 32 on a weight of
+// many row tiles (M = 20, N = 11008, on sm_90), tensor-core kernel with cluster split K (N = 256: 2 tiles → 8
 // splits on an H100) and without it — enqueues on the caller's stream,
 // allocates nothing and never synchronizes, so it can be captured into a
 // CUDA graph; the replay writes the same bits as a direct call (every path
@@ -897,7 +907,7 @@ TEST(WeightOnlyCudaGraph, CaptureAndReplayMatchDirectCall) {
   QGEMM_SKIP_WITHOUT_GPU();
   for (int64_t m : {1, 20, 24, 64, 200, 300}) {
     WonlyCase c;
-    c.m = m, c.n = m >= 200 ? 1000 : m == 20 ? 8192 : 256, c.k = m == 20 ? 8192 : 4096, c.int4 = m != 24;
+    c.m = m, c.n = m >= 200 ? 1000 : m == 20 ? 11008 : 256, c.k = 4096, c.int4 = m != 24;
     c.group_size = 128;
     auto rng = make_rng(static_cast<uint64_t>(m));
     const WonlyWeights w(c.n, c.k, c.int4, c.group(), c.offsets, c.ldw_pad, rng);

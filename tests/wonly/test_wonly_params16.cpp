@@ -39,9 +39,11 @@ const Path kPaths[] = {
     {"M=24", 24},
     {"mma 64", 40, detail::WonlyKernel::kMma, 64},
     {"mma 128", 100, detail::WonlyKernel::kMma, 128},
+    {"wgmma 32", 24, detail::WonlyKernel::kWgmma, 32},
     {"wgmma 64", 40, detail::WonlyKernel::kWgmma, 64},
     {"wgmma 128", 100, detail::WonlyKernel::kWgmma, 128},
     {"wgmma 256", 257, detail::WonlyKernel::kWgmma, 256},
+    {"wgmma 32 stream-K", 32, detail::WonlyKernel::kWgmma, 32, 4},
     {"wgmma 64 stream-K", 64, detail::WonlyKernel::kWgmma, 64, 5},
     {"wgmma 256 stream-K", 257, detail::WonlyKernel::kWgmma, 256, 3},
 };

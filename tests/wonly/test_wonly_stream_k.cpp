@@ -93,7 +93,7 @@ TEST_F(WeightOnlyStreamK, ForcedCtasMatchCpu) {
   const int64_t shapes[][2] = {{1000, 288}, {129, 4128}, {300, 1024}, {1000, 512}};
   int index = 0;
   for (bool int4 : {true, false}) {
-    for (int tile : {64, 256}) {
+    for (int tile : {32, 64, 256}) {
       detail::WonlyKernelOverride force(detail::WonlyKernel::kWgmma, tile);
       for (const auto& s : shapes) {
         for (int64_t m : {17, 100, 257}) {

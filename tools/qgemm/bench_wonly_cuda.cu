@@ -278,13 +278,14 @@ void bench_wonly_cuda(const Options& options, BenchReport& report) {
             const char* name;
           };
           for (const Forced& f : {Forced{detail::WonlyKernel::kMma, 64, "mma-64"}, Forced{detail::WonlyKernel::kMma, 128, "mma-128"},
+                                  Forced{detail::WonlyKernel::kWgmma, 32, "wgmma-32"},
                                   Forced{detail::WonlyKernel::kWgmma, 64, "wgmma-64"},
                                   Forced{detail::WonlyKernel::kWgmma, 128, "wgmma-128"},
                                   Forced{detail::WonlyKernel::kWgmma, 256, "wgmma-256"},
                                   Forced{detail::WonlyKernel::kGemvChunks, 2, "gemv-chunks"},
                                   Forced{detail::WonlyKernel::kGemvChunks, 4, "gemv-4"}}) {
             if (f.kernel == detail::WonlyKernel::kWgmma && !detail::wonly_wgmma_available(0)) continue;
-            if (f.kernel == detail::WonlyKernel::kGemvChunks && m > 32) continue;
+            if ((f.kernel == detail::WonlyKernel::kGemvChunks || f.tile == 32) && m > 32) continue;
             detail::WonlyKernelOverride force(f.kernel, f.tile);
             record("sweep-" + name + "-" + f.name, time_variant(), bytes, cublas_us);
           }

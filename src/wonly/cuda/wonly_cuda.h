@@ -48,7 +48,7 @@ bool wonly_dense_mma_available(int device);
 // (tile 0) the Hopper int8 decode kernel; kStream at M > 16, on int4
 // weights, with another tile or off sm_90 is an error; the other kernels
 // leave M ≤ 16 to the table. kWgmma where it cannot run (not sm_90, not built) is an error, and
-// so is a tile the kernel does not have (kMma: 64, 128; kWgmma: 64, 128, 256;
+// so is a tile the kernel does not have (kMma: 64, 128; kWgmma: 32, 64, 128, 256;
 // kGemvChunks: 2, 4; kDense, kDenseMma: 0) or another kernel. kDense and
 // kDenseMma also need a workspace of weight_only_dense_workspace_bytes and
 // operands their GEMM takes (an error otherwise).
@@ -64,7 +64,7 @@ class WonlyKernelOverride {
   int previous_tile_;
 };
 
-// For tests: while one is alive on a thread, wgmma launches of the 64- and
+// For tests: while one is alive on a thread, wgmma launches of the 32-, 64- and
 // 256-token tiles that have a workspace run stream-K (wonly_stream_k.h) with
 // `ctas` CTAs (≥ 1, at most the kernel's resident CTAs: an error otherwise)
 // whatever the balance of their tiles; ctas = 0 turns stream-K off.

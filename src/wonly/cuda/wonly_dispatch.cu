@@ -3,15 +3,15 @@
 //
 // Instantiations: 2 dtypes (bf16, fp16) × 2 parameter dtypes (fp32, 16-bit)
 // × (2 weights (int4, int8) × (5 kernel shapes (gemv 1, 2 and 4 token
-// blocks, mma 64 and 128 tokens) + 3 wgmma tiles (64, 128, 256 tokens) + 2
-// stream-K builds of the 64- and 256-token tiles) + int4 × four more gemv
+// blocks, mma 64 and 128 tokens) + 4 wgmma tiles (32, 64, 128, 256 tokens) +
+// 3 stream-K builds of the 32-, 64- and 256-token tiles) + int4 × four more gemv
 // shapes (one for 1 token block (M ≤ 4 on many rows), two for 2 token blocks
 // (small grids; one wave of 32-row blocks), one for 4 token blocks (small
 // grids)) + int8 × (a second gemv shape for 2 token blocks (16-row blocks
 // where they fill their last wave better) + the Hopper decode kernel
 // (wonly_stream_sm90.cu))) + bf16 int4 × 2 parameter dtypes × two
 // occupancy shapes (16-row blocks of 8 warps at one token block, 32-row
-// blocks at two per SM at two) = 108 kernels, plus one prepack kernel; and the
+// blocks at two per SM at two) = 124 kernels, plus one prepack kernel; and the
 // dense prefill path (wonly_dense.cuh, taken before the table from
 // dense_min_tokens tokens with a dense workspace): 8 dequantization kernels
 // and 2 CUTLASS GEMMs.
@@ -38,8 +38,7 @@ struct WonlyConfig {
   WonlyKernel kernel;
   int tile;            // gemv: n8 token blocks (per chunk); mma / wgmma: tokens per block tile
   const char* why;
-  bool tall_weights_only = false;  // only where 4 × (128-row tiles) > SMs
-  bool int8_up_to_a_wave = false;  // only int8 weights of at most SMs 128-row tiles
+  bool many_row_tiles = false;     // only where wgmma32_takes (below)
   bool int8_stream = false;        // only int8 weights where wonly::stream_takes (wonly_stream_plan.h)
 };
 
@@ -56,7 +55,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "12.4 / 12.8 / 13.1 against 13.4 / 13.4 / 14.4, (4224, 8192) 18.2 / 18.7 / 19.1 "
                               "against 19.5 / 19.6 / 20.7; more rounds within 0.96–1.09× of the rows below, so "
                               "they take those",
-                              false, false, true},
+                              false, true},
   {8,  WonlyKernel::kGemv, 1, "decode: one n8 token block; weight streamed once, HFMA2 dequant, tensor cores "
                               "multiply (int4: 32-row blocks, or 16 rows × 4 warps at M ≤ 4 on many rows; int8: 16-row "
                               "blocks, 4 blocks/SM)"},
@@ -65,34 +64,29 @@ constexpr WonlyConfig kConfigs[] = {
                               "64-row blocks would leave thin, with group-major parameters and for fp16; "
                               "int8 32- or 16-row blocks by the fill of their last wave (block shapes: `launch` "
                               "in wonly_gemv.cu)"},
-  {32, WonlyKernel::kGemv, 4,
-                              "int8 weights of at most SMs row tiles: one decode launch of four n8 token blocks "
-                              "(16 rows × 8 warps) reads the weight once for 32 tokens. H100 at 2d6c185, W8 per "
-                              "channel, M = 17 / 24 / 32, µs, against what ran before (wgmma, with a workspace "
-                              "its stream-K build) and cuBLAS bf16 (bench/results/wonly-h100-m17-32-four-blocks.json): "
-                              "(4096, 4096) 14.1 / 14.3 / 14.3 against 21.9 / 21.8 / 21.5 (cuBLAS 16.8); "
-                              "(4096, 11008) 28.6 / 28.9 / 29.1 against 36.5 / 36.4 / 36.6; (11008, 4096) 31.3 / "
-                              "31.9 / 32.5 against 35.7 / 34.8 / 34.8; (4096, 14336) 35.0 / 35.2 / 35.6 against "
-                              "42.6 / 43.5 / 43.1; not on (28672, 8192): 123.5 / 125.3 / 128.6 against wgmma's "
-                              "118.9 / 111.8 / 108.7",
-                              false, true},
-  {32, WonlyKernel::kWgmma, 64,
-                              "one wgmma launch (padded to 64 tokens) on int4 weights of more than SMs/4 row "
-                              "tiles and int8 ones of more than SMs: H100 at 03bc88f, M = 17 / 32 µs, against "
-                              "the four-token-block decode launch: int4 (28672, 8192) 108.2 / 98.3 against "
-                              "109.9 / 122.8, (11008, 4096) 34.3 / 33.5 against 33.2 / 37.1; int8 (28672, "
-                              "8192) 118.9 / 108.7 against 123.5 / 128.6 at 2d6c185",
+  {32, WonlyKernel::kWgmma, 32,
+                              "one wgmma launch of 32-token tiles (m64n32k16: half the 64-token tile's MMA work "
+                              "at M <= 32) on weights of many row tiles: int4 more than SMs/2, int8 more than "
+                              "3/4 of the SMs (wgmma32_takes). H200 at 308169a, M = 17 / 32, µs, against the "
+                              "64-token tile and the four-token-block decode launch forced in the same call "
+                              "(bench/results/wonly-h200-wgmma-32-sweep-308169a.json): int4 g128 (28672, 8192) "
+                              "85.7 / 85.9 against 106.4 / 94.8 and 117.3 / 127.6, (14336, 8192) 51.3 / 51.4 "
+                              "against 61.5 / 55.2 and 61.6 / 66.6, (11008, 4096) 29.9 / 29.9 against 32.5 / "
+                              "32.6 and 35.1 / 38.0; int8 per channel (28672, 8192) 95.7 / 95.6 against 116.6 / "
+                              "104.8 and 122.9 / 126.9, (14336, 8192) 56.1 / 56.4 against 67.6 / 61.2 and the "
+                              "prepacked decode launch's 62.7 / 66.0",
                               true},
   {32, WonlyKernel::kGemv, 4,
                               "one decode launch of four n8 token blocks (int4: 32 or 16 rows by grid size, "
-                              "`launch` in wonly_gemv.cu), on every weight the rows above leave, with or without "
-                              "a workspace. H100 at 03bc88f, W4 g128, M = 17 / 32 µs, against the former choices "
-                              "(two M ≤ 16 launches; with a workspace and K ≥ 10240 a stream-K wgmma launch): "
-                              "(4096, 4096) 15.7 / 16.1 against 21.7 / 20.8 (cuBLAS 17.0); (2048, 8192) 16.4 / "
-                              "17.7 against 24.9 / 23.9; (4096, 11008) 26.4 / 27.4 against stream-K's 33.9 / "
-                              "33.9. Without wgmma it also beats two launches on the taller weights: (28672, "
-                              "8192) int4 109.9 / 122.8 against 130.5 / 153.8, int8 123.5 / 128.6 against "
-                              "185.8 / 193.8 (2d6c185)"},
+                              "int8: 16 rows × 8 warps; `launch` in wonly_gemv.cu) on the weights the row above "
+                              "leaves, with or without a workspace. H200 at 308169a, M = 17 / 32 µs, against the "
+                              "32-token wgmma tile: int4 (8192, 8192) 33.8 / 35.9 against 36.5 / 36.6, (4096, "
+                              "4096) 14.7 / 15.4 against 19.0 / 19.0; int8 prepacked (11008, 4096) 28.2 / 30.0 "
+                              "against plain wgmma's 32.2 / 32.3, (8192, 8192) 34.6 / 36.1 against 38.8 / 39.0. "
+                              "H100 at 03bc88f, W4 g128, against the former choices (two M <= 16 launches; with a "
+                              "workspace and K >= 10240 a stream-K wgmma launch): (4096, 4096) 15.7 / 16.1 against "
+                              "21.7 / 20.8 (cuBLAS 17.0); (2048, 8192) 16.4 / 17.7 against 24.9 / 23.9; (4096, "
+                              "11008) 26.4 / 27.4 against stream-K's 33.9 / 33.9"},
   {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
                                 "M = 64: int4 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) "
                                 "(37.1); int8 at f7dc43d 124.8 (mma.sync 162.8), 25.2 (30.1)"},
@@ -144,6 +138,15 @@ __global__ void prepack_kernel(uint8_t* out, const uint8_t* w, int64_t n, int64_
     for (int b = 0; b < 16; ++b) bytes[b] = w[row * ld_bytes + c * 16 + b];  // any alignment
     *reinterpret_cast<uint4*>(out + addr.chunk_offset(row, c)) = *reinterpret_cast<uint4*>(bytes);
   }
+}
+
+// Whether M = 17–32 runs the 32-token wgmma tile rather than one decode
+// launch of four token blocks (the table's rows say where it was measured):
+// on weights of more 128-row tiles than half the SMs (int4) or three
+// quarters (int8, whose prepacked decode launch keeps up longer: (11008,
+// 4096), 86 tiles on 132 SMs, 28.2–30.0 µs against wgmma's 32.2).
+bool wgmma32_takes(const WeightOnlyArgs& args, int sms) {
+  return args.int4 ? row_tiles(args) * 2 > sms : row_tiles(args) * 4 > sms * 3;
 }
 
 // The wgmma token tile for M > 64: 128 up to 128 tokens, else 256 (little
@@ -330,11 +333,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     return;
   }
   WonlyConfig config{};
-  const bool tall_weight = row_tiles(args) * 4 > device.sm_count;
   for (const WonlyConfig& row : kConfigs) {
     if (args.m > row.max_m || (row.kernel == WonlyKernel::kWgmma && !wgmma)) continue;
-    if (row.tall_weights_only && !tall_weight) continue;
-    if (row.int8_up_to_a_wave && (args.int4 || row_tiles(args) > device.sm_count)) continue;
+    if (row.many_row_tiles && !wgmma32_takes(args, device.sm_count)) continue;
     if (row.int8_stream && (args.int4 || !stream_runs_on(device) ||
                             !wonly::stream_takes(args.n, args.m, args.prepacked, device.sm_count,
                                                  cuda_peak_dram_gbps(args.device.index)))) {
@@ -360,12 +361,13 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
     }
     const bool mma_tile = override_tile == 64 || override_tile == 128;
     const bool supported = override_kernel == WonlyKernel::kMma         ? mma_tile
-                           : override_kernel == WonlyKernel::kWgmma     ? mma_tile || override_tile == 256
+                           : override_kernel == WonlyKernel::kWgmma
+                               ? mma_tile || override_tile == 32 || override_tile == 256
                            : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2 || override_tile == 4
                                                                         : override_kernel == WonlyKernel::kStream;
     if (!supported) {
       throw Error(ErrorKind::kValue, "WonlyKernelOverride: expected kMma with 64 or 128 tokens, kWgmma with "
-                                     "64, 128 or 256, or kGemvChunks with 2 or 4 token blocks, got tile " +
+                                     "32, 64, 128 or 256, or kGemvChunks with 2 or 4 token blocks, got tile " +
                                      std::to_string(override_tile));
     }
     config.kernel = override_kernel;

@@ -48,7 +48,7 @@
 // that read them (the previous tile's same half) retire: the second half
 // waits after the first half's wgmmas; the first half waits at the end of
 // the previous tile (128- and 256-token tiles) or only after this tile's
-// barrier, mbarrier and shared loads (64-token tile, kRetireLate: the
+// barrier, mbarrier and shared loads (32- and 64-token tiles, kRetireLate: the
 // group's latency hides behind them). After the first half's wgmmas, issue
 // the copies of tile kt + kStages − 2 into the slot of tile kt − 2, whose
 // wgmmas completed before the barrier. With kRetireLate the loop is rotated
@@ -99,6 +99,11 @@ static_assert(sizeof(Int4Stage64) == 64 * kBK * 2 + kBN * kBK / 2, "a slot is ex
 static_assert(sizeof(Int8Stage64) == 64 * kBK * 2 + kBN * kBK, "a slot is exactly its two TMA copies");
 static_assert(sizeof(Int4Stage64) % 1024 == 0 && offsetof(Int4Stage64, act) == 0, "act atoms stay 1024-aligned");
 static_assert(offsetof(Int8Stage64, raw) % 512 == 0, "the int8 weight's 64-byte swizzle atoms are 512-aligned");
+using Int4Stage32 = Stage<true, 32>;
+using Int8Stage32 = Stage<false, 32>;
+static_assert(sizeof(Int4Stage32) == 32 * kBK * 2 + kBN * kBK / 2 && sizeof(Int8Stage32) % 1024 == 0 &&
+                  offsetof(Int8Stage32, raw) % 512 == 0,
+              "the 32-token slots too");
 
 // Ring slots: 5 (three tiles in flight), except int8 at 128 tokens: 4, so
 // that two CTAs fit in an SM's shared memory (5 slots of 24 KB took 128 KB:
@@ -210,14 +215,19 @@ struct Wgmma {
   using K = cute::SM90::GMMA::Major;
   template <template <K, K, cute::SM90::GMMA::ScaleIn, cute::SM90::GMMA::ScaleIn> class Op>
   using Kmajor = Op<K::K, K::K, cute::SM90::GMMA::ScaleIn::One, cute::SM90::GMMA::ScaleIn::One>;
+  static_assert(kBM == 32 || kBM == 64 || kBM == 128 || kBM == 256, "a token tile with a wgmma shape below");
   using Bf16 = std::conditional_t<
-      kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS>,
-      std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS>,
-                         Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS>>>;
+      kBM == 32, Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32BF16BF16_RS>,
+      std::conditional_t<
+          kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS>,
+          std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS>,
+                             Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS>>>>;
   using Fp16 = std::conditional_t<
-      kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS>,
-      std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS>,
-                         Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS>>>;
+      kBM == 32, Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32F16F16_RS>,
+      std::conditional_t<
+          kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS>,
+          std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS>,
+                             Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS>>>>;
   using Op = std::conditional_t<kBf16, Bf16, Fp16>;
 
   template <size_t... I>
@@ -239,9 +249,10 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[1][kNB][4]) {
   }
 }
 
-// Stream-K (wonly_stream_k.h) for the 64- and 256-token tiles, as kernels
-// of their own (kStreamK) so that the data-parallel ones keep their code;
-// the 128-token tile has no registers to spare (127 of 128 at two CTAs per SM).
+// Stream-K (wonly_stream_k.h) for the 32-, 64- and 256-token tiles, as
+// kernels of their own (kStreamK) so that the data-parallel ones keep their
+// code; the 128-token tile has no registers to spare (127 of 128 at two CTAs
+// per SM).
 template <int kBM>
 constexpr bool kHasStreamK = kBM != 128;
 
@@ -293,13 +304,13 @@ __global__ void __launch_bounds__(kThreads, kBM == 256 ? 1 : 2) wonly_wgmma_kern
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   wait_for_preceding_grids();
   constexpr int kNB = kBM / 8;  // n8 token blocks: the D fragment of one warp
-  // The 64-token tile lets a tile's first-half wgmmas retire behind the next
-  // tile's barrier and shared loads (first_half); the larger tiles retire
-  // them at the end of the tile. H100, same call, int4 g128: M = 32–64
-  // 3–9 % faster with it; M = 128 (128-token tile) 7–10 % and M = 1024 on
-  // (4096, 11008) (256-token tile) 6 % slower
+  // The 32- and 64-token tiles let a tile's first-half wgmmas retire behind
+  // the next tile's barrier and shared loads (first_half); the larger tiles
+  // retire them at the end of the tile. H100, same call, int4 g128, the
+  // 64-token tile: M = 32–64 3–9 % faster with it; M = 128 (128-token tile)
+  // 7–10 % and M = 1024 on (4096, 11008) (256-token tile) 6 % slower
   // (bench/results/wonly-h100-wgmma-late-retire-ab.json).
-  constexpr bool kRetireLate = kBM == 64;
+  constexpr bool kRetireLate = kBM <= 64;
   extern __shared__ __align__(1024) unsigned char smem[];
   using StageT = Stage<kInt4, kBM>;
   using RingT = Ring<kInt4, kBM>;
@@ -607,6 +618,7 @@ void launch_tile(const WeightOnlyArgs& args, cudaStream_t stream) {
 template <bool kBf16, bool kParams16, bool kInt4>
 void launch_weight(const WeightOnlyArgs& args, int block_m, cudaStream_t stream) {
   switch (block_m) {
+    case 32: launch_tile<kBf16, kParams16, kInt4, 32>(args, stream); break;
     case 64: launch_tile<kBf16, kParams16, kInt4, 64>(args, stream); break;
     case 128: launch_tile<kBf16, kParams16, kInt4, 128>(args, stream); break;
     default: launch_tile<kBf16, kParams16, kInt4, 256>(args, stream); break;
