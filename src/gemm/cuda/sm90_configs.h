@@ -124,6 +124,22 @@ using Fp8Small2x1 = Config<Shape<_64, _64, _128>, Shape<_2, _1, _1>, cutlass::ge
 using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
+// The swapped tiles (Dᵀ = B·Aᵀ, below): the weight's channels are the tile's
+// rows, the tokens its kTokens columns, k 128 deep, in clusters of
+// `Cluster`. 64 channels run ping-pong, 128 cooperative (two consumer
+// warpgroups of 64: CUTLASS's stream-K scheduler takes only that kernel);
+// precise fp8 promotes in 2 slices of kTokens / 2 (kTokens + 2 · kTokens / 4
+// registers per warpgroup). The four swapped kernels differ only in these
+// two shapes.
+template <int kTokens, class Cluster, int kSlices = 0>
+using SwappedPingpongTile = Config<Shape<_64, cute::Int<kTokens>, _128>, Cluster,
+                                   cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                   cutlass::epilogue::TmaWarpSpecialized, kSlices>;
+template <int kTokens, class Cluster, int kSlices = 0>
+using SwappedCooperativeTile = Config<Shape<_128, cute::Int<kTokens>, _128>, Cluster,
+                                      cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                      cutlass::epilogue::TmaWarpSpecializedCooperative, kSlices>;
+
 // kSm90Swapped (sm90_swapped.cuh) — M = 17–32 and 129–192 with the operands swapped,
 // Dᵀ = B·Aᵀ, so that no tile is mostly padding. TMA fills a box's rows past
 // M with zeros at a cost per row, and a 128-row tile at M = 160 reads 96 of
@@ -139,11 +155,9 @@ using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::
 // share the token tile by multicast. Precise fp8 promotes in 2 slices of
 // kTokens / 2 (kTokens + 2 · kTokens / 4 registers).
 template <int kTokens>
-using Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
-                       cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;
+using Swapped = SwappedPingpongTile<kTokens, Shape<_2, _1, _1>>;
 template <int kTokens>
-using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1>,
-                          cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized, 2>;
+using Fp8Swapped = SwappedPingpongTile<kTokens, Shape<_2, _1, _1>, 2>;
 
 // kSm90SwappedHalves (sm90_swapped.cuh) — the swapped tiles with M =
 // 129–192 in two token tiles of 80 or 96 columns, in clusters of 1×2: the
@@ -158,12 +172,9 @@ using Fp8Swapped = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_2, _1, _1
 // clusters of 1×2 at 72 % and 25 % (bench/results/ncu/
 // gemm-h200-160x4096x28672-05428e8.txt).
 template <int kTokens>
-using SwappedHalves = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
-                             cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized>;
+using SwappedHalves = SwappedPingpongTile<kTokens, Shape<_1, _2, _1>>;
 template <int kTokens>
-using Fp8SwappedHalves = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
-                                cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                                cutlass::epilogue::TmaWarpSpecialized, 2>;
+using Fp8SwappedHalves = SwappedPingpongTile<kTokens, Shape<_1, _2, _1>, 2>;
 
 // kSm90SwappedStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 on weights
 // whose 64-channel tiles leave SMs idle (N = 4096: 64 tiles on 132 SMs, each
@@ -175,13 +186,9 @@ using Fp8SwappedHalves = Config<Shape<_64, cute::Int<kTokens>, _128>, Shape<_1, 
 // tiles sharing the token tile (2×1) took 0.94–1.06× the time on the H200,
 // geomean 1.00 (bench/results/gemm-h200-swapped-stream-k-sweep.json).
 template <int kTokens>
-using SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _1, _1>,
-                              cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>>;
 template <int kTokens>
-using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _1, _1>,
-                                 cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                                 cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
+using Fp8SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 2>;
 
 // kSm90SwappedHalvesStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 in
 // two token tiles of 80 or 96 columns, as SwappedHalves, on long K: 128
@@ -199,13 +206,9 @@ using Fp8SwappedStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1
 // 10240×4096 1.11–1.18× (bench/results/gemm-h200-swapped-halves-stream-k-
 // sweep-13996e7.json): the two stay separate kernels.
 template <int kTokens>
-using SwappedHalvesStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
-                                    cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                                    cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using SwappedHalvesStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _2, _1>>;
 template <int kTokens>
-using Fp8SwappedHalvesStreamK = Config<Shape<_128, cute::Int<kTokens>, _128>, Shape<_1, _2, _1>,
-                                       cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                                       cutlass::epilogue::TmaWarpSpecializedCooperative, 2>;
+using Fp8SwappedHalvesStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _2, _1>, 2>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the
