@@ -66,7 +66,7 @@ constexpr WonlyConfig kConfigs[] = {
                               "in wonly_gemv.cu)"},
   {32, WonlyKernel::kWgmma, 32,
                               "one wgmma launch of 32-token tiles (m64n32k16: half the 64-token tile's MMA work "
-                              "at M <= 32) on weights of many row tiles: int4 more than SMs/2, int8 more than "
+                              "at M ≤ 32) on weights of many row tiles: int4 more than SMs/2, int8 more than "
                               "3/4 of the SMs (wgmma32_takes). H200 at 308169a, M = 17 / 32, µs, against the "
                               "64-token tile and the four-token-block decode launch forced in the same call "
                               "(bench/results/wonly-h200-wgmma-32-sweep-308169a.json): int4 g128 (28672, 8192) "
@@ -83,10 +83,12 @@ constexpr WonlyConfig kConfigs[] = {
                               "32-token wgmma tile: int4 (8192, 8192) 33.8 / 35.9 against 36.5 / 36.6, (4096, "
                               "4096) 14.7 / 15.4 against 19.0 / 19.0; int8 prepacked (11008, 4096) 28.2 / 30.0 "
                               "against plain wgmma's 32.2 / 32.3, (8192, 8192) 34.6 / 36.1 against 38.8 / 39.0. "
-                              "H100 at 03bc88f, W4 g128, against the former choices (two M <= 16 launches; with a "
-                              "workspace and K >= 10240 a stream-K wgmma launch): (4096, 4096) 15.7 / 16.1 against "
+                              "H100 at 03bc88f, W4 g128, against the former choices (two M ≤ 16 launches; with a "
+                              "workspace and K ≥ 10240 a stream-K wgmma launch): (4096, 4096) 15.7 / 16.1 against "
                               "21.7 / 20.8 (cuBLAS 17.0); (2048, 8192) 16.4 / 17.7 against 24.9 / 23.9; (4096, "
-                              "11008) 26.4 / 27.4 against stream-K's 33.9 / 33.9"},
+                              "11008) 26.4 / 27.4 against stream-K's 33.9 / 33.9. Without wgmma (other GPUs) it "
+                              "also beats two launches on the taller weights: (28672, 8192) int4 109.9 / 122.8 "
+                              "against 130.5 / 153.8, int8 123.5 / 128.6 against 185.8 / 193.8 (2d6c185)"},
   {64, WonlyKernel::kWgmma, 64, "128 rows × 64 tokens, two warpgroups of m64n64k16 wgmmas; on the H100 at "
                                 "M = 64: int4 105.6 µs on (28672, 8192) (mma.sync: 226), 30.2 on (4096, 4096) "
                                 "(37.1); int8 at f7dc43d 124.8 (mma.sync 162.8), 25.2 (30.1)"},
