@@ -302,9 +302,10 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
 // waves, or take two or more and fill less than 90 % of them with 24
-// k-tiles of 128×128 per SM; from where the token halves no longer fit one wave to N = 6143
-// from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48 above; never from
-// N = 2048 to where the halves fit (their stream-K twin's band).
+// k-tiles of 128×128 per SM; from where the token halves no longer fit one
+// wave to N = 6143 from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48
+// above; never from N = 2048 to where the halves fit (their stream-K twin's
+// band).
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
   EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));
@@ -422,8 +423,6 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
   EXPECT_FALSE(takes(192, 4225, 28672, false));
 }
 
-// The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
-// CTAs (one cluster) per 64-channel tile, at most one per SM.
 // The whole swapped tiles in two waves or more, short of 90 % of them.
 TEST(GemmDispatchTable, Sm90SwappedTilesFillTwoWavesShort) {
   using detail::swapped_tiles_fill_two_waves_short;
@@ -437,6 +436,8 @@ TEST(GemmDispatchTable, Sm90SwappedTilesFillTwoWavesShort) {
   EXPECT_FALSE(swapped_tiles_fill_two_waves_short(14336, 0));         // no SM count
 }
 
+// The swapped tiles in token halves (kSm90SwappedHalves) fit one wave: two
+// CTAs (one cluster) per 64-channel tile, at most one per SM.
 TEST(GemmDispatchTable, Sm90SwappedHalvesFitOneWave) {
   using detail::swapped_halves_fit_one_wave;
   EXPECT_TRUE(swapped_halves_fit_one_wave(4096, kH100Sms));   // 128 CTAs

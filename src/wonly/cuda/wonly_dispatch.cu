@@ -362,9 +362,9 @@ void weight_only_mm_cuda(const WeightOnlyArgs& args) {
                                          ", tile " + std::to_string(override_tile) + ")");
     }
     const bool mma_tile = override_tile == 64 || override_tile == 128;
+    const bool wgmma_tile = mma_tile || override_tile == 32 || override_tile == 256;
     const bool supported = override_kernel == WonlyKernel::kMma         ? mma_tile
-                           : override_kernel == WonlyKernel::kWgmma
-                               ? mma_tile || override_tile == 32 || override_tile == 256
+                           : override_kernel == WonlyKernel::kWgmma     ? wgmma_tile
                            : override_kernel == WonlyKernel::kGemvChunks ? override_tile == 2 || override_tile == 4
                                                                         : override_kernel == WonlyKernel::kStream;
     if (!supported) {

@@ -216,18 +216,18 @@ struct Wgmma {
   template <template <K, K, cute::SM90::GMMA::ScaleIn, cute::SM90::GMMA::ScaleIn> class Op>
   using Kmajor = Op<K::K, K::K, cute::SM90::GMMA::ScaleIn::One, cute::SM90::GMMA::ScaleIn::One>;
   static_assert(kBM == 32 || kBM == 64 || kBM == 128 || kBM == 256, "a token tile with a wgmma shape below");
-  using Bf16 = std::conditional_t<
-      kBM == 32, Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32BF16BF16_RS>,
-      std::conditional_t<
-          kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS>,
-          std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS>,
-                             Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS>>>>;
-  using Fp16 = std::conditional_t<
-      kBM == 32, Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32F16F16_RS>,
-      std::conditional_t<
-          kBM == 64, Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS>,
-          std::conditional_t<kBM == 128, Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS>,
-                             Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS>>>>;
+  // The op of this tile's N (= kBM) among the four.
+  template <class N32, class N64, class N128, class N256>
+  using ByTokens = std::conditional_t<
+      kBM == 32, N32, std::conditional_t<kBM == 64, N64, std::conditional_t<kBM == 128, N128, N256>>>;
+  using Bf16 = ByTokens<Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32BF16BF16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS>>;
+  using Fp16 = ByTokens<Kmajor<cute::SM90::GMMA::MMA_64x32x16_F32F16F16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS>,
+                        Kmajor<cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS>>;
   using Op = std::conditional_t<kBf16, Bf16, Fp16>;
 
   template <size_t... I>
