@@ -87,7 +87,7 @@ void launch_wonly_gemv(const WeightOnlyArgs& args, int token_blocks);  // 1, 2 o
 void launch_wonly_stream(const WeightOnlyArgs& args);                   // sm_90a; int8 weights, M ≤ 16
 void launch_wonly_mma(const WeightOnlyArgs& args, int block_m);        // block_m 64 or 128
 void launch_wonly_wgmma(const WeightOnlyArgs& args, int block_m);      // sm_90a; 64, 128 or 256
-// The dense path (wonly_dense_bf16.cu / _fp16.cu, sm_90a): false, with
+// The dense path (wonly_dense.cu, sm_90a): false, with
 // nothing launched, when its GEMM cannot take these operands.
 bool run_wonly_dense_bf16(const WeightOnlyArgs& args, int sm_count);
 bool run_wonly_dense_fp16(const WeightOnlyArgs& args, int sm_count);

@@ -9,8 +9,8 @@
 // and a dense CUTLASS 3.x GEMM computes out = round_T(a·ŵᵀ + bias) with fp32
 // accumulation: the same values as the fused kernels (up to the fp32
 // summation order), which dequantize every weight tile once per token tile
-// — 16 to 32 times at M = 4096 — where this path does it once. Included by
-// wonly_dense_bf16.cu and wonly_dense_fp16.cu, one instantiation each.
+// — 16 to 32 times at M = 4096 — where this path does it once. Instantiated
+// in wonly_dense.cu, once per activation dtype.
 //
 // GEMM operands (K-major, as wgmma reads 16-bit types best): A = a [M,K]
 // row-major (lda), B = ŵ as a column-major K×N (ldb = K), D = out [M,N]

@@ -1,7 +1,6 @@
 // Hopper scaled GEMM instantiations: the stream-K kernel (kSm90StreamK,
-// sm90_stream_k.cuh) for int8, precise fp8 and fast fp8, bf16
-// output. A translation unit of its own so that the 2-core build compiles it
-// beside the others.
+// sm90_stream_k.cuh) for int8, precise fp8 and fast fp8, bf16 and fp16
+// outputs.
 //
 // Without CUTLASS's programmatic-dependent-launch waits: with them, CUTLASS
 // 4.2's stream-K scheduler does not compile (is_last_tile, a const member,
@@ -15,6 +14,10 @@ namespace qgemm::detail {
 
 bool sm90_streamk_bf16(const ScaledMmArgs& args, int sm_count) {
   return sm90::run_stream_k<cutlass::bfloat16_t>(args, sm_count);
+}
+
+bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count) {
+  return sm90::run_stream_k<cutlass::half_t>(args, sm_count);
 }
 
 }  // namespace qgemm::detail

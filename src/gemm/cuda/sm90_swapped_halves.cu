@@ -1,8 +1,8 @@
 // Hopper scaled GEMM instantiations: the swapped 64×80 and 64×96 tiles
 // (kSm90SwappedHalves, sm90_swapped.cuh: M = 129–192 in two token tiles) for
-// int8 and precise fp8, bf16 output. CUTLASS's wgmma atom of N = 80 and,
-// for precise fp8's slices, 40 and 48 are extended shapes
-// (sm90_one_wave_bf16.cu says why the switch stays in the units that need it).
+// int8 and precise fp8, bf16 and fp16 outputs. CUTLASS's wgmma atom of N = 80
+// and, for precise fp8's slices, 40 and 48 are extended shapes
+// (sm90_one_wave.cu says why the switch stays in the units that need it).
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include "gemm/cuda/sm90_swapped.cuh"
 
@@ -10,6 +10,10 @@ namespace qgemm::detail {
 
 bool sm90_swapped_halves_bf16(const ScaledMmArgs& args, int sm_count) {
   return sm90::run_swapped_halves<cutlass::bfloat16_t>(args, sm_count);
+}
+
+bool sm90_swapped_halves_fp16(const ScaledMmArgs& args, int sm_count) {
+  return sm90::run_swapped_halves<cutlass::half_t>(args, sm_count);
 }
 
 }  // namespace qgemm::detail
