@@ -301,8 +301,8 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
-// waves, or take two or more and fill less than 90 % of them with 24
-// k-tiles of 128×128 per SM; from where the token halves no longer fit one
+// waves, or take two or more and fill less than 90 % of them with 11
+// k-tiles of 128×128 per SM (two waves) or 48 (more); from where the token halves no longer fit one
 // wave to N = 6143 from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48
 // above; never from N = 2048 to where the halves fit (their stream-K twin's
 // band).
@@ -317,11 +317,16 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(160, 8192, 28672, kH100Sms));  // one wave, 97 %
   EXPECT_FALSE(swapped_stream_k_takes(136, 57344, 28672, kH100Sms)); // seven waves, 97 %
   EXPECT_FALSE(swapped_stream_k_takes(136, 16384, 28672, kH100Sms)); // two waves, 97 %
-  // Two waves or more at 70–90 %: from 24 k-tiles per SM (⌈N/128⌉·⌈K/128⌉).
-  EXPECT_TRUE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));   // 448 tiles, 85 %; 54.3 per SM
+  // Two waves at 70–90 %: from 11 k-tiles per SM (⌈N/128⌉·⌈K/128⌉).
   EXPECT_TRUE(swapped_stream_k_takes(136, 14336, 4096, kH100Sms));   // 224 tiles, 85 %; 27.2 per SM
-  EXPECT_FALSE(swapped_stream_k_takes(136, 14336, 3456, kH100Sms));  // 23.0 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(136, 12288, 2048, kH100Sms));   // 192 tiles, 73 %; 11.6 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(136, 12288, 1920, kH100Sms));  // 10.9 per SM
   EXPECT_TRUE(swapped_stream_k_takes(136, 11840, 8192, kH100Sms));   // 186 tiles, 70.5 %; 45.1 per SM
+  // Three waves or more at 70–90 %: from 48 per SM.
+  EXPECT_TRUE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));   // 448 tiles, 85 %; 54.3 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(160, 28672, 3584, kH100Sms));  // 47.5 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(160, 20480, 4096, kH100Sms));  // 320 tiles, 81 %; 38.8 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(160, 20480, 6144, kH100Sms));   // 58.2 per SM
   EXPECT_FALSE(swapped_stream_k_takes(136, 15168, 28672, kH100Sms)); // 238 tiles, 90.2 %
   EXPECT_FALSE(swapped_stream_k_takes(176, 28672, 28672, kH100Sms)); // M > 160
   // N = 4096: 32 × ⌈K/128⌉ k-tiles against 24 (M ≤ 160) or 48 per SM.

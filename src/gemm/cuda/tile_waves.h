@@ -129,12 +129,22 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     and 8192 (0.96–1.03× at 28672).
 //   - N ≥ 6144, M = 129–160, where those tiles take two waves or more and
 //     fill less than 90 % of them (`swapped_tiles_fill_two_waves_short`:
-//     N = 14336 and 28672 on 132 SMs, 224 and 448 tiles at 85 %), from the
-//     same 24 k-tiles per SM as below: 0.81–0.95× their time for precise
-//     fp8, 0.80–0.95× for fast fp8 (run precise), 0.84–1.02× for int8
-//     (136×28672×28672 fp8 290.0 → 237.7 µs, cuBLASLt fp8 212.5) at K =
-//     4096–28672; where they fill 97 % (N = 8192: one wave; 57344: seven)
-//     0.93–1.44× (bench/results/gemm-h200-swapped-stream-k-wide-n-7bd07c8.json).
+//     N = 14336 and 28672 on 132 SMs, 224 and 448 tiles at 85 %): 0.81–0.95×
+//     their time for precise fp8, 0.80–0.95× for fast fp8 (run precise),
+//     0.84–1.02× for int8 (136×28672×28672 fp8 290.0 → 237.7 µs, cuBLASLt
+//     fp8 212.5) at K = 4096–28672; where they fill 97 % (N = 8192: one
+//     wave; 57344: seven) 0.93–1.44× (bench/results/gemm-h200-swapped-
+//     stream-k-wide-n-7bd07c8.json). From how many k-tiles per SM, by the
+//     whole tiles' waves (bench/results/gemm-h200-swapped-two-wave-band-
+//     1d2f0f1.json: M ∈ {136, 160} × nine N of the three bands × K = 2048–
+//     8192, both forced; geomean of time over the faster one's):
+//       two waves (N = 11840–15104 on 132 SMs): stream-K wins at every K
+//       measured, from 11.6 per SM (12288×2048: 0.86–0.97×; 136×12288×4096
+//       int8 27.4 → 23.2 µs): from 11 per SM (24 cost 3.1 %, up to 1.23×);
+//       three or more: it loses on short K (160×20480×4096 int8 34.1 →
+//       39.0 µs, 160×22528×4096 1.17×; 25600×2048 1.02–1.10×) and wins on
+//       long: from 48 per SM (three waves 0.8 % above the best, four 0.3 %;
+//       24 cost 1.5 % and 1.0 %, up to 1.17×).
 //   - N = 4096–6143, by the 128×128 k-tiles each SM gets, ⌈N/128⌉·⌈K/128⌉ /
 //     SMs, against the whole swapped tiles (the rule there at M ≤ 160):
 //     15.5 per SM (N = 4096, K = 8192) 1.12–1.17× / 1.17–1.19× their time,
@@ -152,13 +162,18 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     13996e7.json), which till then ran here from K = 28672 at N =
 //     2048–2559 (gemm-h200-swapped-long-k-sweep-67d4552.json).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
+constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 11;
+constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   if (n >= 6144) {
     if (m > 160) return false;
-    return !swapped_tiles_fill(n, sm_count) ||
-           (swapped_tiles_fill_two_waves_short(n, sm_count) && k_tiles >= kSwappedStreamKTilesPerSm * sm_count);
+    if (!swapped_tiles_fill(n, sm_count)) return true;
+    if (!swapped_tiles_fill_two_waves_short(n, sm_count)) return false;
+    const int64_t per_sm = swapped_tile_count(n) <= 2 * int64_t{sm_count} ? kSwappedStreamKTwoWavesTilesPerSm
+                                                                         : kSwappedStreamKMoreWavesTilesPerSm;
+    return k_tiles >= per_sm * sm_count;
   }
   if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return false;
   const int64_t per_sm = m <= 160 ? kSwappedStreamKTilesPerSm : 2 * kSwappedStreamKTilesPerSm;
