@@ -133,11 +133,12 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     their time for precise fp8, 0.80–0.95× for fast fp8 (run precise),
 //     0.84–1.02× for int8 (136×28672×28672 fp8 290.0 → 237.7 µs, cuBLASLt
 //     fp8 212.5) at K = 4096–28672; where they fill 97 % (N = 8192: one
-//     wave; 57344: seven) 0.93–1.44× (bench/results/gemm-h200-swapped-
-//     stream-k-wide-n-7bd07c8.json). From how many k-tiles per SM, by the
-//     whole tiles' waves (bench/results/gemm-h200-swapped-two-wave-band-
-//     1d2f0f1.json: M ∈ {136, 160} × nine N of the three bands × K = 2048–
-//     8192, both forced; geomean of time over the faster one's):
+//     wave; 57344: seven) 0.93–1.44×
+//     (bench/results/gemm-h200-swapped-stream-k-wide-n-7bd07c8.json).
+//     From how many k-tiles per SM depends on the whole tiles' waves
+//     (bench/results/gemm-h200-swapped-two-wave-band-1d2f0f1.json: M ∈
+//     {136, 160} × nine N of the three bands × K = 2048–8192, both forced;
+//     a bound's cost is the geomean of its pick's time over the faster one's):
 //       two waves (N = 11840–15104 on 132 SMs): stream-K wins at every K
 //       measured, from 11.6 per SM (12288×2048: 0.86–0.97×; 136×12288×4096
 //       int8 27.4 → 23.2 µs): from 11 per SM (24 cost 3.1 %, up to 1.23×);
