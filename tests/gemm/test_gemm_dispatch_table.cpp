@@ -302,10 +302,10 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
 // waves, or take two or more and fill less than 90 % of them with 11
-// k-tiles of 128×128 per SM (two waves) or 48 (more); from where the token halves no longer fit one
-// wave to N = 6143 from 24 k-tiles of 128×128 per SM at M ≤ 160, from 48
-// above; never from N = 2048 to where the halves fit (their stream-K twin's
-// band).
+// k-tiles of 128×128 per SM (two waves) or 48 (more); from where the token
+// halves no longer fit one wave to N = 6143 from 24 k-tiles of 128×128 per
+// SM at M ≤ 160, from 48 above; never from N = 2048 to where the halves fit
+// (their stream-K twin's band).
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
   EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));

@@ -3,7 +3,7 @@
 // two token tiles on long K) for int8 and precise fp8, bf16 and fp16 outputs.
 // CUTLASS's wgmma atom of N = 80 and, for precise fp8's slices, 40 and 48 are
 // extended shapes (sm90_one_wave.cu says why the switch stays in the units
-// that need it). Built without CUTLASS's programmatic-dependent- launch waits,
+// that need it). Built without CUTLASS's programmatic-dependent-launch waits,
 // as sm90_streamk.cu and for the same reason (CUTLASS 4.2's stream-K scheduler
 // does not compile with them).
 #undef CUTLASS_ENABLE_GDC_FOR_SM90
