@@ -60,11 +60,13 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 // kSm90Swapped's tiles: 64 weight channels each, dealt in clusters of two.
 constexpr int64_t swapped_tile_count(int64_t n) { return round_up(ceil_div(n, 64), 2); }
 
+// The waves those tiles take on `sm_count` (> 0) SMs.
+constexpr int64_t swapped_tile_waves(int64_t n, int sm_count) { return ceil_div(swapped_tile_count(n), sm_count); }
+
 // True when those tiles fill at least `tenths` tenths of their waves on
 // `sm_count` (> 0) SMs.
 constexpr bool swapped_tiles_fill_tenths(int64_t n, int sm_count, int tenths) {
-  const int64_t tiles = swapped_tile_count(n);
-  return tiles * 10 >= ceil_div(tiles, sm_count) * sm_count * tenths;
+  return swapped_tile_count(n) * 10 >= swapped_tile_waves(n, sm_count) * sm_count * tenths;
 }
 
 // True when kSm90Swapped's tiles fill at least 70 % of their waves (its
@@ -89,7 +91,7 @@ constexpr bool swapped_tiles_fill(int64_t n, int sm_count) {
 // stream-K tiles still win on enough K (swapped_stream_k_takes); in one
 // wave (N ≤ 8448) their fixed cost does not pay.
 constexpr bool swapped_tiles_fill_two_waves_short(int64_t n, int sm_count) {
-  return sm_count > 0 && swapped_tile_count(n) > sm_count && !swapped_tiles_fill_tenths(n, sm_count, 9);
+  return sm_count > 0 && swapped_tile_waves(n, sm_count) >= 2 && !swapped_tiles_fill_tenths(n, sm_count, 9);
 }
 
 // True when kSm90SwappedHalves's tiles — 64 weight channels × half of
@@ -172,8 +174,8 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
     if (m > 160) return false;
     if (!swapped_tiles_fill(n, sm_count)) return true;
     if (!swapped_tiles_fill_two_waves_short(n, sm_count)) return false;
-    const int64_t per_sm = swapped_tile_count(n) <= 2 * int64_t{sm_count} ? kSwappedStreamKTwoWavesTilesPerSm
-                                                                         : kSwappedStreamKMoreWavesTilesPerSm;
+    const int64_t per_sm = swapped_tile_waves(n, sm_count) == 2 ? kSwappedStreamKTwoWavesTilesPerSm
+                                                                 : kSwappedStreamKMoreWavesTilesPerSm;
     return k_tiles >= per_sm * sm_count;
   }
   if (n >= 2048 && swapped_halves_fit_one_wave(n, sm_count)) return false;
