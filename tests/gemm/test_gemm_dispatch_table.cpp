@@ -317,10 +317,13 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(160, 8192, 28672, kH100Sms));  // one wave, 97 %
   EXPECT_FALSE(swapped_stream_k_takes(136, 57344, 28672, kH100Sms)); // seven waves, 97 %
   EXPECT_FALSE(swapped_stream_k_takes(136, 16384, 28672, kH100Sms)); // two waves, 97 %
-  // Two waves at 70–90 %: from 11 k-tiles per SM (⌈N/128⌉·⌈K/128⌉).
+  // Two waves at 70–90 %: from 5 k-tiles per SM (⌈N/128⌉·⌈K/128⌉).
   EXPECT_TRUE(swapped_stream_k_takes(136, 14336, 4096, kH100Sms));   // 224 tiles, 85 %; 27.2 per SM
   EXPECT_TRUE(swapped_stream_k_takes(136, 12288, 2048, kH100Sms));   // 192 tiles, 73 %; 11.6 per SM
-  EXPECT_FALSE(swapped_stream_k_takes(136, 12288, 1920, kH100Sms));  // 10.9 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(136, 12288, 1024, kH100Sms));   // 5.8 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(136, 14336, 768, kH100Sms));    // 112 × 6 = 672: 5.09 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(136, 14336, 640, kH100Sms));   // 112 × 5 = 560: 4.2 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(136, 12288, 768, kH100Sms));   // 96 × 6 = 576: 4.4 per SM
   EXPECT_TRUE(swapped_stream_k_takes(136, 11840, 8192, kH100Sms));   // 186 tiles, 70.5 %; 45.1 per SM
   // Three waves or more at 70–90 %: from 48 per SM.
   EXPECT_TRUE(swapped_stream_k_takes(160, 28672, 4096, kH100Sms));   // 448 tiles, 85 %; 54.3 per SM
@@ -362,8 +365,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         // N = 4096 on 132 SMs: the token halves, with a workspace or
         // without, up to K = 14336; with one, fp8 (fast fp8 too: it runs
         // it precise) takes their stream-K twin at K = 28672, int8 not. At
-        // N = 2048, whose table pick is the 64×128 tiles, a workspace brings
-        // the twin from K = 14336 (112 k-tiles). N = 4288–6143, M =
+        // N = 2048, also the halves' since 2048 is kSwappedHalvesMinN, a
+        // workspace brings the twin from K = 20480 (160 k-tiles). N = 4288–6143, M =
         // 129–160: the whole swapped tiles, cut along K with a workspace
         // from 24 k-tiles per SM.
         for (const bool workspace : {false, true}) {
@@ -374,9 +377,13 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
                   GemmKernel::kSm90SwappedHalves);
         EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, true),
                   int8 ? GemmKernel::kSm90SwappedHalves : GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_NE(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, true),
+        for (const bool workspace : {false, true}) {
+          EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+        }
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 20480, kH100Sms, dram, false),
+                  GemmKernel::kSm90SwappedHalves);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 20480, kH100Sms, dram, true),
                   GemmKernel::kSm90SwappedHalvesStreamK);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
@@ -391,17 +398,17 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
 
 // Where M = 129–192 with a workspace takes the token halves' stream-K twin
 // (kSm90SwappedHalvesStreamK): from N = 2048 to where the halves fit one
-// wave (4224 on 132 SMs), fp8 from 112 k-tiles up to N = 3072 and from 160
-// above; int8 from 112 below N = 2560 and from 160 up to N = 3071.
+// wave (4224 on 132 SMs), fp8 from 160 k-tiles up to N = 3072 and from 224
+// above; int8 from 160 below N = 3072.
 TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
   const auto takes = [](int64_t m, int64_t n, int64_t k, bool int8, int sm_count = kH100Sms) {
     return detail::swapped_halves_stream_k_takes(m, n, k, sm_count, int8);
   };
   for (const bool int8 : {true, false}) {
-    EXPECT_TRUE(takes(129, 2048, 14336, int8));
-    EXPECT_TRUE(takes(192, 2048, 14209, int8));    // 112 k-tiles
-    EXPECT_FALSE(takes(192, 2048, 14208, int8));   // 111
-    EXPECT_FALSE(takes(160, 2048, 8192, int8));
+    EXPECT_TRUE(takes(129, 2048, 20480, int8));
+    EXPECT_TRUE(takes(192, 2048, 20353, int8));    // 160 k-tiles
+    EXPECT_FALSE(takes(192, 2048, 20352, int8));   // 159
+    EXPECT_FALSE(takes(160, 2048, 14336, int8));
     EXPECT_FALSE(takes(128, 2048, 28672, int8));   // M ≤ 128
     EXPECT_FALSE(takes(193, 2048, 28672, int8));
     EXPECT_FALSE(takes(160, 1984, 28672, int8));   // N < 2048
@@ -409,21 +416,18 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
     EXPECT_FALSE(takes(160, 4096, 28672, int8, 114));
     EXPECT_FALSE(takes(160, 2048, 28672, int8, 0));  // no SM count
     EXPECT_TRUE(takes(160, 2560, 20480, int8));
+    EXPECT_FALSE(takes(136, 2560, 14336, int8));
   }
-  // int8: from 160 k-tiles at N = 2560–3071, never from 3072.
-  EXPECT_TRUE(takes(160, 2560, 20353, true));    // 160 k-tiles
-  EXPECT_FALSE(takes(160, 2560, 20352, true));   // 159
-  EXPECT_FALSE(takes(136, 2560, 14336, true));
+  // int8: from 160 k-tiles below N = 3072, never from 3072.
   EXPECT_TRUE(takes(136, 3071, 28672, true));
   EXPECT_FALSE(takes(136, 3072, 28672, true));
   EXPECT_FALSE(takes(192, 4096, 57344, true));
-  // fp8: from 112 k-tiles up to N = 3072, from 160 above.
-  EXPECT_TRUE(takes(160, 2560, 20352, false));
-  EXPECT_TRUE(takes(136, 2560, 14336, false));
-  EXPECT_TRUE(takes(136, 3072, 14336, false));
-  EXPECT_FALSE(takes(136, 3073, 14336, false));
-  EXPECT_TRUE(takes(136, 4096, 20353, false));   // 160 k-tiles
-  EXPECT_FALSE(takes(136, 4096, 20352, false));  // 159
+  // fp8: from 160 k-tiles up to N = 3072, from 224 above.
+  EXPECT_TRUE(takes(136, 3072, 20353, false));   // 160 k-tiles
+  EXPECT_FALSE(takes(136, 3072, 20352, false));  // 159
+  EXPECT_FALSE(takes(136, 3073, 20480, false));
+  EXPECT_TRUE(takes(136, 4096, 28545, false));   // 224 k-tiles
+  EXPECT_FALSE(takes(136, 4096, 28544, false));  // 223
   EXPECT_TRUE(takes(192, 4224, 28672, false));
   EXPECT_FALSE(takes(192, 4225, 28672, false));
 }
@@ -516,7 +520,7 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {128, 11137, GemmKernel::kSm90Wide96},    // 120 in fours, 118 in pairs
                 {100, 12288, GemmKernel::kSm90Wide96},
                 {128, 12800, GemmKernel::kSm90Small2x1},  // 134 of 128×96: two waves
-                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2560–4224: token halves,
+                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2048–4224: token halves,
                 {192, 4096, GemmKernel::kSm90SwappedHalves},  // 128 CTAs at N = 4096
                 {160, 2560, GemmKernel::kSm90SwappedHalves},
                 {176, 4224, GemmKernel::kSm90SwappedHalves},  // 132: one wave
@@ -527,11 +531,14 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {160, 5120, GemmKernel::kSm90Swapped},
                 {161, 5120, GemmKernel::kSm90Narrow},
                 {192, 4352, GemmKernel::kSm90Narrow},
-                {160, 2048, GemmKernel::kSm90Narrow},    // under 2560: fast fp8 lost with the halves
-                {192, 2559, GemmKernel::kSm90Narrow},
+                {160, 2048, GemmKernel::kSm90SwappedHalves},
+                {192, 2047, GemmKernel::kSm90Narrow},    // under 2048: three 64-row tiles
                 {129, 6144, GemmKernel::kSm90Swapped},   // 96 tiles of 64 channels: 73 % of a wave
                 {193, 4096, GemmKernel::kSm90Narrow2x1},
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
+                {193, 4224, GemmKernel::kSm90Narrow2x1},  // 132 tiles of 64×128: one wave
+                {200, 4225, GemmKernel::kSm90Square},     // 136: 128×128 ping-pong from 1–1.5 waves
+                {256, 5120, GemmKernel::kSm90Square},
                 {256, 6144, GemmKernel::kSm90Square},
                 {129, 10240, GemmKernel::kSm90Wide192},  // 160 swapped tiles: 61 % of two waves
                 {160, 11008, GemmKernel::kSm90Wide192},  // 172: 65 %; the tile model
@@ -581,13 +588,17 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {80, 9216, GemmKernel::kSm90Wide80x4},
                 {128, 11008, GemmKernel::kSm90Wide96x4},
                 {80, 12288, GemmKernel::kSm90Wide96},
-                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2560–4224: token halves
+                {129, 4096, GemmKernel::kSm90SwappedHalves},  // M = 129–192, N = 2048–4224: token halves
                 {192, 3072, GemmKernel::kSm90SwappedHalves},
+                {136, 2048, GemmKernel::kSm90SwappedHalves},
                 {160, 4225, GemmKernel::kSm90Swapped},
                 {161, 4352, GemmKernel::kSm90Narrow},
                 {192, 5120, GemmKernel::kSm90Narrow},
-                {160, 2048, GemmKernel::kSm90Narrow},
+                {160, 2047, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
+                {224, 4224, GemmKernel::kSm90Square},   // 132 tiles of 64×128: one wave
+                {224, 4225, GemmKernel::kSm90Coop128},  // 136: 128×128 cooperative from 1–1.5 waves
+                {256, 5120, GemmKernel::kSm90Coop128},
                 {192, 10240, GemmKernel::kSm90Wide192},
                 {160, 11008, GemmKernel::kSm90Wide192},  // the tile model where the swapped tiles do not fill
                 {160, 28672, GemmKernel::kSm90Swapped},  // M = 129–192 where they do
@@ -626,10 +637,12 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {192, 4096, GemmKernel::kSm90SwappedHalves, true},
                 {160, 5120, GemmKernel::kSm90Swapped, true},
                 {192, 5120, GemmKernel::kSm90Narrow},
-                {160, 2048, GemmKernel::kSm90Narrow},  // the halves lost to the fast 64×128 tiles here
+                {160, 2048, GemmKernel::kSm90SwappedHalves, true},  // since their two whole partial sets
+                {160, 2047, GemmKernel::kSm90Narrow},
                 {160, 8192, GemmKernel::kSm90Swapped, true},
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
+                {256, 5120, GemmKernel::kSm90Square},  // the fast 128×128 tile past one wave of 64×128
                 {256, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide192},
                 {257, 4096, GemmKernel::kSm90Wide192},

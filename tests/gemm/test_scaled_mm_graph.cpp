@@ -97,9 +97,9 @@ TEST(ScaledMmGraph, CaptureAndReplayWithWorkspace) {
   swapped.m = 150, swapped.n = 10240, swapped.k = 1024;
   capture_and_replay(swapped, &workspace);
   // M = 129–192 on long K at N = 2048: the token halves' stream-K twin
-  // (kSm90SwappedHalvesStreamK on Hopper).
+  // (kSm90SwappedHalvesStreamK on Hopper; 160 k-tiles).
   GemmCase halves = c;
-  halves.m = 136, halves.n = 2048, halves.k = 14336;
+  halves.m = 136, halves.n = 2048, halves.k = 20480;
   capture_and_replay(halves, &workspace);
 }
 

@@ -70,13 +70,16 @@ TEST_F(ScaledMmSwappedHalves, PaddedViewsAndWhatItDeclines) {
   expect_padded_views_and_declines(kHalves, c, 193, {1, 128});
 }
 
-// The public API on shapes the rules send here on 132 SMs (N = 2560–4224 at
+// The public API on shapes the rules send here on 132 SMs (N = 2048–4224 at
 // M = 129–192 short of the K where their stream-K twin takes over; at
-// 160×4096×14336 the swapped stream-K tiles before them), with and without
-// a workspace, against the CPU; int8 the same bits both ways.
+// 160×4096×14336 the swapped stream-K tiles before them, at 160×2048×14336
+// the twin and before it the 64×128 tiles), with and without a workspace,
+// against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwappedHalves, PublicApiTakesIt) {
   expect_public_api_picks(GemmKernel::kSm90SwappedHalves,
-                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336}}, 31);
+                          {{136, 3072, 1024}, {176, 4096, 1024}, {192, 2560, 512}, {160, 4096, 14336},
+                           {160, 2048, 14336}, {129, 2048, 1040}},
+                          31);
 }
 
 }  // namespace

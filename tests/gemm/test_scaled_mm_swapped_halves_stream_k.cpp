@@ -93,8 +93,7 @@ TEST_F(ScaledMmSwappedHalvesStreamK, Deterministic) {
 // The public API with a workspace on 132 SMs where the rule sends calls
 // here — 136×2048×28672 and 192×2560×20480 (160 k-tiles) for both inputs;
 // 176×4096×28672 for fp8 only, int8 keeping the halves — and without one
-// (the 64×128 tiles at N = 2048, the halves above), against the CPU; int8
-// the same bits both ways.
+// (the halves), against the CPU; int8 the same bits both ways.
 TEST_F(ScaledMmSwappedHalvesStreamK, PublicApiTakesItWithAWorkspace) {
   const Mnk shapes[] = {{136, 2048, 28672}, {192, 2560, 20480}, {176, 4096, 28672}};
   for (const Mnk& s : shapes) {

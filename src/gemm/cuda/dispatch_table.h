@@ -222,14 +222,15 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "128×28672×4096 54.9 → 49.9, 96×4096×14336 42.2 → 31.7; 3–4 % slower than 64×128 at "
      "96×6144×4096 and 96×8192×8192"},
     {192, kSwappedHalvesMinN, 6143, GemmKernel::kSm90SwappedHalves,
-     "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave (N ≤ 4224 on 132 "
+     "M = 129–192, N ≥ 2048 where the swapped tiles in token halves fit one wave (N ≤ 4224 on 132 "
      "SMs): Dᵀ = B·Aᵀ on 64 channels × 80 or 96 tokens, 2·N/64 CTAs (128 at N = 4096) where whole "
      "token tiles or three 64-row ones leave SMs idle — H200, against the former picks in the same "
      "call: 160×3072×14336 34.3 → 25.4 µs, 136×3072×14336 34.4 → 27.2, 160×4096×14336 34.1 → 29.6 "
      "(swapped stream-K), 176×3072×4096 14.5 → 13.2, 192×4096×4096 15.4 → 14.1 "
      "(bench/results/gemm-h200-swapped-split*-82406f1.json; tile_waves.h); in clusters of 1×2, "
      "the halves sharing the weight tile, 0.79–0.95× that again (160×4096×28672 49.0 → 40.5; "
-     "gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json)",
+     "gemm-h200-swapped-halves-cluster{2x1,1x2}-8bdcf97.json); at N = 2048 (64×128 before) "
+     "0.77–0.97× (136×2048×8192 20.3 → 15.8; gemm-h200-swapped-halves-n2048-whole-sets.json)",
      Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: Dᵀ = B·Aᵀ on 64 channels × 160 tokens (64 tiles at N = 4096), no "
@@ -255,9 +256,14 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "280.3 → 214.3, 160×57344×8192 263.4 → 212.3",
      Waves::kAny, kSm90Int8Model},
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
-     "M = 193–256, N < 6144: four 64-row tiles sharing the weight tile by multicast in pairs (128 "
-     "CTAs at N = 4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → "
-     "28.1, 224×4096×14336 44.6 → 39.1, 256×4096×4096 17.3 → 14.7; 200×… 1–3 % faster"},
+     "M = 193–256, N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on "
+     "132 SMs): four 64-row tiles sharing the weight tile by multicast in pairs (128 CTAs at N = "
+     "4096; 128×128 gives 64) — 256×4096×14336 42.8 → 34.1 µs, 256×4096×11008 34.3 → 28.1, "
+     "224×4096×14336 44.6 → 39.1, 256×4096×4096 17.3 → 14.7; 200×… 1–3 % faster. At N = 5120 (160 "
+     "tiles: 1.2 waves) 128×128 ping-pong (below) took 0.78–0.96× their time — H200, forced in one "
+     "call: 200×5120×8192 34.9 → 27.4, 224×… 33.5 → 27.3, 256×5120×4096 18.4 → 17.6 "
+     "(bench/results/gemm-h200-m193-256-one-wave-sweep.json)",
+     Waves::kNarrowNotRagged},
     {256, 0, kAnyN, GemmKernel::kSm90Wide192,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240: 160 tiles on 132 SMs): 128×192 tiles "
      "in one wave (108 CTAs at N = 10240), as for precise fp8 — H200: 192×10240×8192 47.0 → 38.1 µs, "
@@ -346,10 +352,12 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "96×28672×4096 60.9 → 50.5, 128×8192×8192 32.9 → 31.1 (64×64 was 7 % faster at 128×10240×8192 "
      "only)"},
     {192, kSwappedHalvesMinN, 6143, GemmKernel::kSm90SwappedHalves,
-     "M = 129–192, N ≥ 2560 where the swapped tiles in token halves fit one wave, as for int8 — "
+     "M = 129–192, N ≥ 2048 where the swapped tiles in token halves fit one wave, as for int8 — "
      "H200: 160×3072×14336 35.5 → 28.0 µs, 160×4096×14336 36.1 → 30.5 (swapped stream-K), "
      "192×4096×14336 35.7 → 31.8, 136×3072×4096 14.9 → 13.8; in clusters of 1×2 0.78–1.01× that "
-     "again (136×4096×28672 62.7 → 49.0)",
+     "again (136×4096×28672 62.7 → 49.0), with two whole partial sets 0.88–0.98× that again "
+     "(160×2560×14336 27.6 → 24.5; sm90_configs.h, Fp8SwappedHalves); at N = 2048 (64×128 before) "
+     "0.87–0.97× (136×2048×8192 19.6 → 17.0)",
      Waves::kSwappedHalvesOneWave},
     {160, 4096, 6143, GemmKernel::kSm90Swapped,
      "M = 129–160, N = 4096–6143: the swapped 64×160 tiles, as for int8 — H200: 136×4096×4096 16.7 → "
@@ -371,9 +379,15 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
      Waves::kSquareRagged},
-    {256, 6144, kAnyN, GemmKernel::kSm90Coop128,
-     "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256"},
-    {256, 0, kAnyN, GemmKernel::kSm90Square, "N = 4096: 64×128 tiles fill more SMs (equal or faster)"},
+    {256, 0, 6143, GemmKernel::kSm90Square,
+     "N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on 132 SMs; "
+     "N = 4096: 128 CTAs): 64×128 tiles fill more SMs (equal or faster)",
+     Waves::kNarrowNotRagged},
+    {256, 0, kAnyN, GemmKernel::kSm90Coop128,
+     "at N ≥ 6144 the 128×128 cooperative tile was 25–35 % faster than 64×128 ping-pong at M = 256; "
+     "so at N = 4225–6143, where 64×128 tiles take 1–1.5 waves: H200, forced in one call, "
+     "0.72–0.87× their time (200×5120×8192 38.0 → 27.6 µs, 256×5120×4096 20.1 → 17.5; "
+     "bench/results/gemm-h200-m193-256-one-wave-sweep.json)"},
     // M > 256: the tile model (the kernel without an SM count: 128×256).
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
      "the tile model's pick (kSm90Fp8Tiles): 128×256 with cluster 2×1 or 1×2, 128×192 or 128×128 "
@@ -397,8 +411,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //   - the skinny kernels (M ≤ 16; on sm_90 also kSm90SkinnyStream) have no
 //     fast mode: each mma.sync m16n8k32 returns its sum to an fp32 register
 //     every 32 products, finer than the precise wgmma mainloop's promotion;
-//   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N < 6144;
-//     on fast DRAM also M = 97–128 with N ≥ 6144 and M = 65–88 with
+//   - kSm90Narrow2x1 (M = 65–96 with N ≥ 6144, M = 193–256 with N ≤ 4224 on
+//     132 SMs; on fast DRAM also M = 97–128 with N ≥ 6144 and M = 65–88 with
 //     N < 6144):
 //     the int8 tile has no fast fp8 variant; precise fp8 runs it as its
 //     kSm90Square (64×128 ping-pong, cluster 2×1, overlapped promotion),

@@ -128,9 +128,11 @@ using Decode = Config<Shape<_128, _16, _128>, Shape<_1, _1, _1>, cutlass::gemm::
 // rows, the tokens its kTokens columns, k 128 deep, in clusters of
 // `Cluster`. 64 channels run ping-pong, 128 cooperative (two consumer
 // warpgroups of 64: CUTLASS's stream-K scheduler takes only that kernel);
-// precise fp8 promotes in 2 slices of kTokens / 2 (kTokens + 2 · kTokens / 4
-// registers per warpgroup). The four swapped kernels differ only in these
-// two shapes.
+// precise fp8 promotes per warpgroup with two whole partial sets (kSlices 1:
+// 3 · kTokens / 2 registers) where the tokens are a half of M (80 or 96), in 2
+// slices of kTokens / 2 (kTokens + 2 · kTokens / 4) where they are all of it
+// (160 or 192: three whole sets of 80 would be 240 registers). The four
+// swapped kernels differ only in these two shapes.
 template <int kTokens, class Cluster, int kSlices = 0>
 using SwappedPingpongTile = Config<Shape<_64, cute::Int<kTokens>, _128>, Cluster,
                                    cutlass::gemm::KernelTmaWarpSpecializedPingpong,
@@ -171,10 +173,18 @@ using Fp8Swapped = SwappedPingpongTile<kTokens, Shape<_2, _1, _1>, 2>;
 // an L2 hit rate of 55 %, against cuBLASLt's 128×80 split-K kernel in
 // clusters of 1×2 at 72 % and 25 % (bench/results/ncu/
 // gemm-h200-160x4096x28672-05428e8.txt).
+// Precise fp8 with two whole partial sets (120 or 144 registers): each
+// k-tile one batch of four m64n80k32 / m64n96k32 wgmmas, whose promotion
+// runs under the next, where 2 slices issued two batches of half that width
+// and promoted twice per k-tile. H200, same kernels otherwise, two calls
+// with int8 and cuBLASLt as controls (within ±0.6 %): 0.88–0.98× the time
+// (geomean 0.92) at M = 136 / 160 / 192 × N = 2560 / 4096 × K = 4096 /
+// 14336, 160×2560×14336 27.6 → 24.5 µs, 136×2560×4096 13.2 → 12.2
+// (bench/results/gemm-h200-m129-192-small-n-sweep-{15b1318,whole-sets}.json).
 template <int kTokens>
 using SwappedHalves = SwappedPingpongTile<kTokens, Shape<_1, _2, _1>>;
 template <int kTokens>
-using Fp8SwappedHalves = SwappedPingpongTile<kTokens, Shape<_1, _2, _1>, 2>;
+using Fp8SwappedHalves = SwappedPingpongTile<kTokens, Shape<_1, _2, _1>, 1>;
 
 // kSm90SwappedStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 on weights
 // whose 64-channel tiles leave SMs idle (N = 4096: 64 tiles on 132 SMs, each
@@ -205,10 +215,12 @@ using Fp8SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 2>;
 // fp8 and 0.79–0.95× for int8, but at N = 28672 1.01–1.19× and at
 // 10240×4096 1.11–1.18× (bench/results/gemm-h200-swapped-halves-stream-k-
 // sweep-13996e7.json): the two stay separate kernels.
+// Precise fp8 with two whole partial sets, as SwappedHalves: 0.97–0.99× the
+// time of 2 slices in the same calls.
 template <int kTokens>
 using SwappedHalvesStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _2, _1>>;
 template <int kTokens>
-using Fp8SwappedHalvesStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _2, _1>, 2>;
+using Fp8SwappedHalvesStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _2, _1>, 1>;
 
 // Precise fp8 keeps a partial accumulator set next to the fp32 one (wgmma's
 // sums, promoted into fp32 once per k-tile: see docs/gemm.md), two with the

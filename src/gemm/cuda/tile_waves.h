@@ -97,7 +97,7 @@ constexpr bool swapped_tiles_fill_two_waves_short(int64_t n, int sm_count) {
 // True when kSm90SwappedHalves's tiles — 64 weight channels × half of
 // M = 129–192, the two halves of a channel tile in one cluster — fit one
 // wave: 2·⌈N/64⌉ CTAs, on 132 SMs N ≤ 4224 (128 CTAs at N = 4096). Its
-// rules start at N = 2560 (kSwappedHalvesMinN).
+// rules start at N = 2048 (kSwappedHalvesMinN).
 // H200, against the table's picks (with a workspace) in the same calls
 // (bench/results/gemm-h200-swapped-split*-82406f1.json; M = 136, 160, 176,
 // 192, K = 4096 and 14336; int8 / precise fp8 / fast fp8 time ratios):
@@ -107,14 +107,22 @@ constexpr bool swapped_tiles_fill_two_waves_short(int64_t n, int sm_count) {
 //     N = 4096 with K = 14336 and M ≤ 160 (160×4096×14336 int8 34.1 → 29.6);
 //   - N = 2048 (64 CTAs): int8 0.82–0.94, precise fp8 0.96–1.02, but fast
 //     fp8, which reads int8's rules, 1.01–1.12 against its 64×128 fast
-//     tiles: the rules start above it;
+//     tiles, so the rules started at 2560 until the halves' clusters and
+//     precise fp8's promotion changed (below);
 //   - N = 5120 (160 CTAs, two waves): 1.11–1.17 / 1.26–1.40 — excluded here.
 // Those were clusters of 2×1; the rule's kernel pairs the halves (1×2,
-// SwappedHalves in sm90_configs.h), 0.79–1.01× their time again.
+// SwappedHalves in sm90_configs.h), 0.79–1.01× their time again. With those
+// and precise fp8's two whole partial sets (Fp8SwappedHalves), N = 2048
+// against the 64×128 tiles the rules gave it, M = 129 / 136 / 160 / 176 /
+// 192 × K = 1024–8192, same call (bench/results/
+// gemm-h200-swapped-halves-n2048-whole-sets.json): int8 0.77–0.97×
+// (136×2048×8192 20.3 → 15.8 µs), precise fp8 0.87–0.97×, fast fp8 (run
+// precise) against its fast 64×128 tiles 0.84–1.02× (geomean 0.96; above
+// 1.00 only at M = 176–192 with K ≤ 4096, by ≤ 1.8 %).
 constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
   return sm_count > 0 && 2 * ceil_div(n, 64) <= sm_count;
 }
-constexpr int64_t kSwappedHalvesMinN = 2560;
+constexpr int64_t kSwappedHalvesMinN = 2048;
 
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
 // workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
@@ -143,7 +151,10 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     a bound's cost is the geomean of its pick's time over the faster one's):
 //       two waves (N = 11840–15104 on 132 SMs): stream-K wins at every K
 //       measured, from 11.6 per SM (12288×2048: 0.86–0.97×; 136×12288×4096
-//       int8 27.4 → 23.2 µs): from 11 per SM (24 cost 3.1 %, up to 1.23×);
+//       int8 27.4 → 23.2 µs), and at K = 1024 and 1536 too (5.8–10.7 per
+//       SM: int8 0.91–1.00×, precise fp8 0.87–0.96×; 136×12288×1024 fp8
+//       13.1 → 11.9 µs; gemm-h200-swapped-two-wave-k1024-15b1318.json): from
+//       5 per SM (24 cost 3.1 %, up to 1.23×; K = 512 is not measured);
 //       three or more: it loses on short K (160×20480×4096 int8 34.1 →
 //       39.0 µs, 160×22528×4096 1.17×; 25600×2048 1.02–1.10×) and wins on
 //       long: from 48 per SM (three waves 0.8 % above the best, four 0.3 %;
@@ -165,7 +176,7 @@ constexpr int64_t kSwappedHalvesMinN = 2560;
 //     13996e7.json), which till then ran here from K = 28672 at N =
 //     2048–2559 (gemm-h200-swapped-long-k-sweep-67d4552.json).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
-constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 11;
+constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
@@ -189,31 +200,31 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 // warpgroups of a 128-channel tile, cut along K, beat the halves' one
 // (sm90_configs.h, SwappedHalvesStreamK). By ⌈K/128⌉ k-tiles and the input
 // (fast fp8 runs it precise, so it takes fp8's bounds):
-//   - precise fp8: from 112 k-tiles (K = 14336) up to N = 3072, from 160
-//     (K = 20480) above;
-//   - int8, whose halves have no promotion to share: from 112 k-tiles
-//     below N = 2560, from 160 at N = 2560–3071, not above.
-// H200, forced in one call against the table's picks (the halves from
-// N = 2560; below, the 64×128 tiles, and from K = 28672 the 128×160 /
-// 128×192 stream-K tiles) and cuBLASLt, M = 136 / 160 / 192, N = 2048 /
-// 2560 / 3072 / 4096, K = 8192 / 14336 / 20480 / 28672
-// (bench/results/gemm-h200-swapped-halves-stream-k-sweep-13996e7.json),
-// time ratios:
-//   - precise fp8: K = 8192 1.06–1.20× (so not there); K = 14336 0.86–0.96×
-//     up to N = 3072, 1.03–1.04× at 4096; K = 20480 0.75–0.88× up to 3072,
-//     0.98–0.99× at 4096; K = 28672 0.68–0.93× (136×2560×28672 47.8 →
-//     35.9 µs, cuBLASLt fp8 31.5). Fast fp8 at N = 2048 (its 64×128 fast
-//     tiles) from K = 14336: 0.77–0.95×;
-//   - int8: N = 2048 at K = 8192 0.99–1.04×, from 14336 0.71–0.87×;
-//     N = 2560 at K = 14336 1.07–1.13×, 20480 0.94–1.00×, 28672
-//     0.86–0.93×; N = 3072 at 20480 0.99–1.11× and 28672 0.91–1.03×,
-//     N = 4096 at 28672 0.95–1.10×.
-constexpr int64_t kSwappedHalvesStreamKMinN = 2048;
+//   - precise fp8: from 160 k-tiles (K = 20480) up to N = 3072, from 224
+//     (K = 28672) above;
+//   - int8: from 160 k-tiles below N = 3072, not above.
+// H200, both forced in one call, M = 136 / 160 / 192, N = 2048 / 2560 /
+// 3072 / 4096, K = 8192 / 14336 / 20480 / 28672, precise fp8 with two whole
+// partial sets in both (bench/results/
+// gemm-h200-swapped-halves-stream-k-sweep-whole-sets.json), the stream-K
+// twin's time over the halves':
+//   - precise fp8: K = 8192 1.16–1.29×, 14336 0.97–1.07× up to N = 3072 and
+//     1.09–1.15× at 4096 (so neither); K = 20480 0.85–0.94× up to N = 2560,
+//     0.95–1.00× at 3072, 1.01–1.13× at 4096; K = 28672 0.75–0.93× up to
+//     3072 (136×2048×28672 41.0 → 32.5 µs), 0.94–1.05× at 4096 (geomean
+//     0.99);
+//   - int8: K = 14336 0.99–1.20×; K = 20480 0.88–0.95× at N = 2048,
+//     0.95–1.01× at 2560, 0.99–1.12× at 3072; K = 28672 0.78–0.93× up to
+//     2560, 0.91–1.05× at 3072, 0.95–1.09× at 4096.
+// Before the whole sets (bench/results/
+// gemm-h200-swapped-halves-stream-k-sweep-13996e7.json) precise fp8 took the
+// twin from K = 14336 (0.86–0.96× the sliced halves' time), and at N = 2048,
+// where the table ran the 64×128 tiles, int8 did too.
 constexpr bool swapped_halves_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
-  if (m <= 128 || m > 192 || n < kSwappedHalvesStreamKMinN || !swapped_halves_fit_one_wave(n, sm_count)) return false;
+  if (m <= 128 || m > 192 || n < kSwappedHalvesMinN || !swapped_halves_fit_one_wave(n, sm_count)) return false;
   const int64_t k_tiles = ceil_div(k, 128);
-  if (int8) return n < kSwappedHalvesMinN ? k_tiles >= 112 : n < 3072 && k_tiles >= 160;
-  return k_tiles >= (n <= 3072 ? 112 : 160);
+  if (int8) return n < 3072 && k_tiles >= 160;
+  return k_tiles >= (n <= 3072 ? 160 : 224);
 }
 
 // Clusters of four CTAs (kSm90Thin48, kSm90Wide80x4, kSm90Wide96x4) run one
