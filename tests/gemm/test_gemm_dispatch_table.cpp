@@ -366,9 +366,11 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         // without, up to K = 14336; with one, fp8 (fast fp8 too: it runs
         // it precise) takes their stream-K twin at K = 28672, int8 not. At
         // N = 2048, also the halves' since 2048 is kSwappedHalvesMinN, a
-        // workspace brings the twin from K = 20480 (160 k-tiles). N = 4288–6143, M =
-        // 129–160: the whole swapped tiles, cut along K with a workspace
-        // from 24 k-tiles per SM.
+        // workspace brings the twin from K = 20480 (160 k-tiles). N =
+        // 4288–6143, M = 129–160: the whole swapped tiles, and with a
+        // workspace the twin from K = 4096 (32 k-tiles), past the halves'
+        // one wave; at M = 161–192 the 64×128 tiles, or the whole swapped
+        // tiles where those take 1–1.5 waves (N ≥ 5633).
         for (const bool workspace : {false, true}) {
           EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
@@ -385,11 +387,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
                   GemmKernel::kSm90SwappedHalves);
         EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 20480, kH100Sms, dram, true),
                   GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 3968, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
         EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, true), GemmKernel::kSm90Narrow);
+                  GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, false), GemmKernel::kSm90Narrow);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 6016, 4096, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 6144, 28672, kH100Sms, dram, true),
+                  GemmKernel::kSm90Swapped);  // N ≥ 6144: the twin's bound
       }
     }
   }
@@ -399,7 +408,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
 // Where M = 129–192 with a workspace takes the token halves' stream-K twin
 // (kSm90SwappedHalvesStreamK): from N = 2048 to where the halves fit one
 // wave (4224 on 132 SMs), fp8 from 160 k-tiles up to N = 3072 and from 224
-// above; int8 from 160 below N = 3072.
+// above; int8 from 160 below N = 3072; past that wave, up to N = 6143, both
+// from 32.
 TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
   const auto takes = [](int64_t m, int64_t n, int64_t k, bool int8, int sm_count = kH100Sms) {
     return detail::swapped_halves_stream_k_takes(m, n, k, sm_count, int8);
@@ -412,8 +422,14 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
     EXPECT_FALSE(takes(128, 2048, 28672, int8));   // M ≤ 128
     EXPECT_FALSE(takes(193, 2048, 28672, int8));
     EXPECT_FALSE(takes(160, 1984, 28672, int8));   // N < 2048
-    EXPECT_FALSE(takes(160, 4288, 28672, int8));   // the halves in two waves
-    EXPECT_FALSE(takes(160, 4096, 28672, int8, 114));
+    // Past the halves' one wave, up to N = 6143: from 32 k-tiles.
+    EXPECT_TRUE(takes(160, 4288, 28672, int8));
+    EXPECT_TRUE(takes(129, 4288, 3969, int8));     // 32 k-tiles
+    EXPECT_FALSE(takes(129, 4288, 3968, int8));    // 31
+    EXPECT_TRUE(takes(192, 6143, 4096, int8));
+    EXPECT_FALSE(takes(192, 6144, 28672, int8));
+    EXPECT_TRUE(takes(160, 4096, 4096, int8, 114));  // 128 halves on 114 SMs: two waves
+    EXPECT_FALSE(takes(160, 4096, 3968, int8, 114));
     EXPECT_FALSE(takes(160, 2048, 28672, int8, 0));  // no SM count
     EXPECT_TRUE(takes(160, 2560, 20480, int8));
     EXPECT_FALSE(takes(136, 2560, 14336, int8));
@@ -429,7 +445,8 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
   EXPECT_TRUE(takes(136, 4096, 28545, false));   // 224 k-tiles
   EXPECT_FALSE(takes(136, 4096, 28544, false));  // 223
   EXPECT_TRUE(takes(192, 4224, 28672, false));
-  EXPECT_FALSE(takes(192, 4225, 28672, false));
+  EXPECT_FALSE(takes(192, 4224, 28544, false));  // 223 k-tiles, in the halves' one wave
+  EXPECT_TRUE(takes(192, 4225, 4096, false));    // past it: 32
 }
 
 // The whole swapped tiles in two waves or more, short of 90 % of them.
@@ -531,6 +548,9 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {160, 5120, GemmKernel::kSm90Swapped},
                 {161, 5120, GemmKernel::kSm90Narrow},
                 {192, 4352, GemmKernel::kSm90Narrow},
+                {192, 5632, GemmKernel::kSm90Narrow},    // 132 tiles of 64×128: one wave
+                {192, 5633, GemmKernel::kSm90Swapped},   // 135: the 64×192 swapped tiles
+                {176, 6016, GemmKernel::kSm90Swapped},
                 {160, 2048, GemmKernel::kSm90SwappedHalves},
                 {192, 2047, GemmKernel::kSm90Narrow},    // under 2048: three 64-row tiles
                 {129, 6144, GemmKernel::kSm90Swapped},   // 96 tiles of 64 channels: 73 % of a wave
@@ -594,6 +614,7 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {160, 4225, GemmKernel::kSm90Swapped},
                 {161, 4352, GemmKernel::kSm90Narrow},
                 {192, 5120, GemmKernel::kSm90Narrow},
+                {192, 6016, GemmKernel::kSm90Swapped},  // 141 tiles of 64×128: 1.07 waves
                 {160, 2047, GemmKernel::kSm90Narrow},
                 {193, 4096, GemmKernel::kSm90Square},
                 {224, 4224, GemmKernel::kSm90Square},   // 132 tiles of 64×128: one wave
@@ -637,6 +658,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {192, 4096, GemmKernel::kSm90SwappedHalves, true},
                 {160, 5120, GemmKernel::kSm90Swapped, true},
                 {192, 5120, GemmKernel::kSm90Narrow},
+                {176, 6016, GemmKernel::kSm90Swapped, true},
                 {160, 2048, GemmKernel::kSm90SwappedHalves, true},  // since their two whole partial sets
                 {160, 2047, GemmKernel::kSm90Narrow},
                 {160, 8192, GemmKernel::kSm90Swapped, true},

@@ -92,10 +92,13 @@ TEST_F(ScaledMmSwappedHalvesStreamK, Deterministic) {
 
 // The public API with a workspace on 132 SMs where the rule sends calls
 // here — 136×2048×28672 and 192×2560×20480 (160 k-tiles) for both inputs;
-// 176×4096×28672 for fp8 only, int8 keeping the halves — and without one
-// (the halves), against the CPU; int8 the same bits both ways.
+// 176×4096×28672 for fp8 only, int8 keeping the halves; past the halves'
+// one wave 136×4288×12032 and 176×6016×4096 (32 k-tiles) for both — and
+// without one (the halves, the whole swapped tiles), against the CPU; int8
+// the same bits both ways.
 TEST_F(ScaledMmSwappedHalvesStreamK, PublicApiTakesItWithAWorkspace) {
-  const Mnk shapes[] = {{136, 2048, 28672}, {192, 2560, 20480}, {176, 4096, 28672}};
+  const Mnk shapes[] = {{136, 2048, 28672}, {192, 2560, 20480}, {176, 4096, 28672}, {136, 4288, 12032},
+                        {176, 6016, 4096}};
   for (const Mnk& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
@@ -104,7 +107,7 @@ TEST_F(ScaledMmSwappedHalvesStreamK, PublicApiTakesItWithAWorkspace) {
       GemmProblem p(c, rng);
       const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
       if (StreamKWorkspace::sm_count() == 132) {
-        const bool int8_keeps_halves = input == DType::kInt8 && s.n >= 3072;
+        const bool int8_keeps_halves = input == DType::kInt8 && s.n >= 3072 && s.n <= 4224;
         EXPECT_EQ(out.chosen_with,
                   int8_keeps_halves ? GemmKernel::kSm90SwappedHalves : GemmKernel::kSm90SwappedHalvesStreamK)
             << c.name();

@@ -239,8 +239,14 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "160×5120×8192 28.3 → 23.8; at M = 176–192 0.90–0.97× (bench/results/"
      "gemm-h200-swapped-stream-k-n4096.json, gemm-h200-swapped-sweep-55c126f.json)"},
     {192, 0, 6143, GemmKernel::kSm90Narrow,
-     "M = 129–192 with N < 6144: three 64-row tiles (96 CTAs at N = 4096) instead of two 128-row ones "
-     "(64) — 129×4096×4096 20.1 → 16.7 µs, 129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8"},
+     "M = 129–192 with N < 6144 where 64×128 tiles do not take 1–1.5 waves: three 64-row tiles (96 "
+     "CTAs at N = 4096) instead of two 128-row ones (64) — 129×4096×4096 20.1 → 16.7 µs, "
+     "129×4096×14336 52.7 → 41.1, 192×4096×14336 44.8 → 38.8",
+     Waves::kNarrowNotRagged},
+    {192, 0, 6143, GemmKernel::kSm90Swapped,
+     "M = 161–192, N = 5633–6143 on 132 SMs, where three rows of 64×128 tiles take 1–1.5 waves: the "
+     "swapped 64×192 tiles in one — H200, forced in one call: 176×6016×4096 21.9 → 17.0 µs, "
+     "192×6016×14336 57.0 → 39.1 (bench/results/gemm-h200-swapped-halves-two-waves-8a7f5c7.json)"},
     {192, 6144, kAnyN, GemmKernel::kSm90Swapped,
      "M = 129–192, N ≥ 6144 where its tiles fill their waves: Dᵀ = B·Aᵀ on 64 channels × 160 or 192 "
      "tokens, no 128-row tile mostly padding — H200: 160×8192×8192 40.2 → 27.8 µs, 136×8192×28672 "
@@ -363,8 +369,12 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M = 129–160, N = 4096–6143: the swapped 64×160 tiles, as for int8 — H200: 136×4096×4096 16.7 → "
      "15.7 µs, 160×4096×8192 25.8 → 23.7, 160×4096×28672 74.9 → 62.8, 160×5120×8192 28.9 → 24.2"},
     {192, 0, 6143, GemmKernel::kSm90Narrow,
-     "M = 129–192, N < 6144: three 64-row tiles along M, as for int8 — 129×4096×14336 50.5 → 41.6 "
-     "µs, 192×4096×14336 43.1 → 39.1"},
+     "M = 129–192, N < 6144 where 64×128 tiles do not take 1–1.5 waves: three 64-row tiles along M, "
+     "as for int8 — 129×4096×14336 50.5 → 41.6 µs, 192×4096×14336 43.1 → 39.1",
+     Waves::kNarrowNotRagged},
+    {192, 0, 6143, GemmKernel::kSm90Swapped,
+     "M = 161–192, N = 5633–6143 on 132 SMs: the swapped 64×192 tiles in one wave, as for int8 — "
+     "H200: 176×6016×4096 23.8 → 16.8 µs, 192×6016×14336 62.7 → 39.7"},
     {192, 6144, kAnyN, GemmKernel::kSm90Swapped,
      "M = 129–192, N ≥ 6144 where its tiles fill their waves, as for int8 — H200: 160×8192×8192 "
      "39.8 → 27.9 µs, 136×8192×28672 119.0 → 83.2, 160×57344×8192 195.8 → 157.0, 192×28672×4096 "
