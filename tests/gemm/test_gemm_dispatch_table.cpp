@@ -369,8 +369,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         // workspace brings the twin from K = 20480 (160 k-tiles). N =
         // 4288–6143, M = 129–160: the whole swapped tiles, and with a
         // workspace the twin from K = 4096 (32 k-tiles), past the halves'
-        // one wave; at M = 161–192 the 64×128 tiles, or the whole swapped
-        // tiles where those take 1–1.5 waves (N ≥ 5633).
+        // one wave up to N = 8448; at M = 161–192 the 64×128 tiles, or the
+        // whole swapped tiles where those take 1–1.5 waves (N ≥ 5633).
         for (const bool workspace : {false, true}) {
           EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
                     GemmKernel::kSm90SwappedHalves);
@@ -397,8 +397,10 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
                   GemmKernel::kSm90SwappedHalvesStreamK);
         EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, false), GemmKernel::kSm90Narrow);
         EXPECT_EQ(table_kernel(90, int8, fast, 176, 6016, 4096, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 6144, 28672, kH100Sms, dram, true),
-                  GemmKernel::kSm90Swapped);  // N ≥ 6144: the twin's bound
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 8448, 4096, kH100Sms, dram, true),
+                  GemmKernel::kSm90SwappedHalvesStreamK);
+        EXPECT_EQ(table_kernel(90, int8, fast, 176, 8448, 3968, kH100Sms, dram, true),
+                  GemmKernel::kSm90Swapped);  // under 32 k-tiles
       }
     }
   }
@@ -408,8 +410,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
 // Where M = 129–192 with a workspace takes the token halves' stream-K twin
 // (kSm90SwappedHalvesStreamK): from N = 2048 to where the halves fit one
 // wave (4224 on 132 SMs), fp8 from 160 k-tiles up to N = 3072 and from 224
-// above; int8 from 160 below N = 3072; past that wave, up to N = 6143, both
-// from 32.
+// above; int8 from 160 below N = 3072; past that wave, up to where the
+// whole swapped tiles take two (N = 8448 on 132 SMs), both from 32.
 TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
   const auto takes = [](int64_t m, int64_t n, int64_t k, bool int8, int sm_count = kH100Sms) {
     return detail::swapped_halves_stream_k_takes(m, n, k, sm_count, int8);
@@ -422,12 +424,14 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
     EXPECT_FALSE(takes(128, 2048, 28672, int8));   // M ≤ 128
     EXPECT_FALSE(takes(193, 2048, 28672, int8));
     EXPECT_FALSE(takes(160, 1984, 28672, int8));   // N < 2048
-    // Past the halves' one wave, up to N = 6143: from 32 k-tiles.
+    // Past the halves' one wave, up to where the whole swapped tiles take
+    // two (N = 8448 on 132 SMs): from 32 k-tiles.
     EXPECT_TRUE(takes(160, 4288, 28672, int8));
     EXPECT_TRUE(takes(129, 4288, 3969, int8));     // 32 k-tiles
     EXPECT_FALSE(takes(129, 4288, 3968, int8));    // 31
-    EXPECT_TRUE(takes(192, 6143, 4096, int8));
-    EXPECT_FALSE(takes(192, 6144, 28672, int8));
+    EXPECT_TRUE(takes(192, 6144, 4096, int8));
+    EXPECT_TRUE(takes(136, 8448, 4096, int8));     // 132 whole tiles: one wave
+    EXPECT_FALSE(takes(136, 8449, 28672, int8));   // 134: two
     EXPECT_TRUE(takes(160, 4096, 4096, int8, 114));  // 128 halves on 114 SMs: two waves
     EXPECT_FALSE(takes(160, 4096, 3968, int8, 114));
     EXPECT_FALSE(takes(160, 2048, 28672, int8, 0));  // no SM count

@@ -93,12 +93,13 @@ TEST_F(ScaledMmSwappedHalvesStreamK, Deterministic) {
 // The public API with a workspace on 132 SMs where the rule sends calls
 // here — 136×2048×28672 and 192×2560×20480 (160 k-tiles) for both inputs;
 // 176×4096×28672 for fp8 only, int8 keeping the halves; past the halves'
-// one wave 136×4288×12032 and 176×6016×4096 (32 k-tiles) for both — and
-// without one (the halves, the whole swapped tiles), against the CPU; int8
-// the same bits both ways.
+// one wave 136×4288×12032, 176×6016×4096 and 144×6144×4096 (32 k-tiles,
+// the whole swapped tiles in one wave) for both — and without one (the
+// halves, the whole swapped tiles), against the CPU; int8 the same bits
+// both ways.
 TEST_F(ScaledMmSwappedHalvesStreamK, PublicApiTakesItWithAWorkspace) {
   const Mnk shapes[] = {{136, 2048, 28672}, {192, 2560, 20480}, {176, 4096, 28672}, {136, 4288, 12032},
-                        {176, 6016, 4096}};
+                        {176, 6016, 4096},  {144, 6144, 4096}};
   for (const Mnk& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;

@@ -198,7 +198,8 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 }
 
 // True where Hopper runs kSm90SwappedHalvesStreamK when the call brings a
-// workspace: M = 129–192 from N = 2048 to 6143. Where the 64-channel halves
+// workspace: M = 129–192 from N = 2048 to where the whole 64-channel
+// swapped tiles fit one wave (N ≤ 8448 on 132 SMs). Where the halves
 // fit one wave (N ≤ 4224 on 132 SMs), on K long enough that both consumer
 // warpgroups of a 128-channel tile, cut along K, beat the halves' one
 // (sm90_configs.h, SwappedHalvesStreamK). By ⌈K/128⌉ k-tiles and the input
@@ -206,10 +207,11 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 //   - precise fp8: from 160 k-tiles (K = 20480) up to N = 3072, from 224
 //     (K = 28672) above;
 //   - int8: from 160 k-tiles below N = 3072, not above.
-// Past the halves' one wave (N = 4225–6143 on 132 SMs), from 32 k-tiles
-// (K = 4096) for both: there it replaces the whole swapped tiles, their
-// stream-K cut and the 64×128 tiles, which the halves in two waves did not
-// beat. H200, forced in one call, M = 136 / 160 / 176 / 192 × N = 4352 /
+// Past the halves' one wave, up to where the whole swapped tiles take two
+// (N = 4225–8448 on 132 SMs), from 32 k-tiles (K = 4096) for both: there it
+// replaces the whole swapped tiles, their stream-K cut and the 64×128
+// tiles, which the halves in two waves did not beat. H200, forced in one
+// call, M = 136 / 160 / 176 / 192 × N = 4352 /
 // 5120 / 6016 × K = 4096 / 14336 (bench/results/
 // gemm-h200-swapped-halves-two-waves-8a7f5c7.json), its time over the
 // table's pick: K = 14336 int8 0.62–0.96×, precise fp8 0.58–1.00×
@@ -217,8 +219,13 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 // the 64×128 tiles in 1.07 waves); K = 4096 0.72–1.04× / 0.69–1.03×, above
 // 1.00 only at M = 160 against the whole swapped tiles (int8 14.1 → 14.7,
 // 4 %) and at 192×4352 against the 64×128 tiles; fast fp8 (run precise)
-// against its fast tiles 0.75–1.06× and 0.64–1.03×. K below 4096 is not
-// measured there.
+// against its fast tiles 0.75–1.06× and 0.64–1.03×. At N = 6144 / 7168 /
+// 8192 (the whole swapped tiles in one wave, the table's pick), same M and
+// K (gemm-h200-swapped-halves-wide-n-8e5260e.json): int8 0.87–1.01× at
+// K = 4096 and 0.85–0.94× at 14336, precise fp8 0.87–0.98× and 0.83–0.93×
+// (136×7168×14336 fp8 43.0 → 35.9 µs). At N = 10240 (those tiles in two
+// waves, 61 %) it lost at K = 4096 (1.07–1.16× the table's picks) and is
+// not taken there. K below 4096 is not measured.
 // H200, both forced in one call, M = 136 / 160 / 192, N = 2048 / 2560 /
 // 3072 / 4096, K = 8192 / 14336 / 20480 / 28672, precise fp8 with two whole
 // partial sets in both (bench/results/
@@ -236,11 +243,10 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 // gemm-h200-swapped-halves-stream-k-sweep-13996e7.json) precise fp8 took the
 // twin from K = 14336 (0.86–0.96× the sliced halves' time), and at N = 2048,
 // where the table ran the 64×128 tiles, int8 did too.
-constexpr int64_t kSwappedHalvesStreamKMaxN = 6143;
 constexpr bool swapped_halves_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
-  if (m <= 128 || m > 192 || n < kSwappedHalvesMinN || n > kSwappedHalvesStreamKMaxN || sm_count <= 0) return false;
+  if (m <= 128 || m > 192 || n < kSwappedHalvesMinN || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(k, 128);
-  if (!swapped_halves_fit_one_wave(n, sm_count)) return k_tiles >= 32;
+  if (!swapped_halves_fit_one_wave(n, sm_count)) return swapped_tile_waves(n, sm_count) == 1 && k_tiles >= 32;
   if (int8) return n < 3072 && k_tiles >= 160;
   return k_tiles >= (n <= 3072 ? 160 : 224);
 }
