@@ -301,11 +301,12 @@ TEST(GemmDispatchTable, Sm90DecodeTakesLargeWeights) {
 
 // Where M = 129–192 with a workspace takes the swapped stream-K tiles:
 // M ≤ 160 and N ≥ 6144 where the 64-channel swapped tiles do not fill their
-// waves, or take two or more and fill less than 90 % of them with 11
+// waves, or take two or more and fill less than 90 % of them with 5
 // k-tiles of 128×128 per SM (two waves) or 48 (more); from where the token
 // halves no longer fit one wave to N = 6143 from 24 k-tiles of 128×128 per
-// SM at M ≤ 160, from 48 above; never from N = 2048 to where the halves fit
-// (their stream-K twin's band).
+// SM at M ≤ 160, from 48 above (which the halves' stream-K twin, checked
+// first, takes from K = 4096); never from N = 2048 to where the halves fit
+// (the twin's band).
 TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   using detail::swapped_stream_k_takes;
   EXPECT_TRUE(swapped_stream_k_takes(129, 10240, 8192, kH100Sms));
@@ -354,53 +355,47 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(193, 4288, 28672, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 8192, 0));         // no SM count
   using detail::table_kernel;
+  // Through the whole table (every input, both DRAM regimes), with a
+  // workspace or without, on 132 SMs:
+  //   - N = 10240: the swapped stream-K tiles with a workspace only;
+  //   - N = 4096: the token halves up to K = 14336; with a workspace fp8
+  //     (fast fp8 too: it runs it precise) takes their stream-K twin at
+  //     K = 28672, int8 not;
+  //   - N = 2048 (kSwappedHalvesMinN): the halves; the twin from K = 20480;
+  //   - N = 4288–8448, past the halves' one wave: the whole swapped tiles at
+  //     M ≤ 160; at M = 161–192 the 64×128 tiles, or the whole swapped
+  //     tiles where those take 1–1.5 waves (N ≥ 5633); with a workspace the
+  //     twin from K = 4096 (32 k-tiles).
+  struct Case {
+    int64_t m, n, k;
+    bool workspace;
+    GemmKernel fp8, int8;  // what precise and fast fp8 get, what int8 gets
+  };
+  constexpr GemmKernel kStreamK = GemmKernel::kSm90SwappedStreamK, kHalves = GemmKernel::kSm90SwappedHalves,
+                       kTwin = GemmKernel::kSm90SwappedHalvesStreamK, kWhole = GemmKernel::kSm90Swapped,
+                       kNarrow = GemmKernel::kSm90Narrow;
+  const Case cases[] = {
+      {136, 10240, 8192, true, kStreamK, kStreamK},
+      {160, 4096, 14336, false, kHalves, kHalves},  {160, 4096, 14336, true, kHalves, kHalves},
+      {176, 4096, 28672, false, kHalves, kHalves},  {176, 4096, 28672, true, kTwin, kHalves},
+      {176, 2048, 14336, false, kHalves, kHalves},  {176, 2048, 14336, true, kHalves, kHalves},
+      {176, 2048, 20480, false, kHalves, kHalves},  {176, 2048, 20480, true, kTwin, kTwin},
+      {160, 5120, 4096, true, kTwin, kTwin},        {160, 5120, 3968, true, kWhole, kWhole},
+      {160, 5120, 28672, false, kWhole, kWhole},    {160, 5120, 28672, true, kTwin, kTwin},
+      {176, 5120, 14336, false, kNarrow, kNarrow},  {176, 5120, 14336, true, kTwin, kTwin},
+      {176, 6016, 4096, false, kWhole, kWhole},     {176, 8448, 4096, true, kTwin, kTwin},
+      {176, 8448, 3968, true, kWhole, kWhole},  // under 32 k-tiles
+  };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
       for (const bool fast : {false, true}) {
         if (int8 && fast) continue;
-        EXPECT_EQ(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedStreamK);
-        EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedStreamK);
-        // N = 4096 on 132 SMs: the token halves, with a workspace or
-        // without, up to K = 14336; with one, fp8 (fast fp8 too: it runs
-        // it precise) takes their stream-K twin at K = 28672, int8 not. At
-        // N = 2048, also the halves' since 2048 is kSwappedHalvesMinN, a
-        // workspace brings the twin from K = 20480 (160 k-tiles). N =
-        // 4288–6143, M = 129–160: the whole swapped tiles, and with a
-        // workspace the twin from K = 4096 (32 k-tiles), past the halves'
-        // one wave up to N = 8448; at M = 161–192 the 64×128 tiles, or the
-        // whole swapped tiles where those take 1–1.5 waves (N ≥ 5633).
-        for (const bool workspace : {false, true}) {
-          EXPECT_EQ(table_kernel(90, int8, fast, 160, 4096, 14336, kH100Sms, dram, workspace),
-                    GemmKernel::kSm90SwappedHalves);
+        EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false), kStreamK);
+        for (const Case& c : cases) {
+          EXPECT_EQ(table_kernel(90, int8, fast, c.m, c.n, c.k, kH100Sms, dram, c.workspace), int8 ? c.int8 : c.fp8)
+              << c.m << "x" << c.n << "x" << c.k << (c.workspace ? " with" : " without") << " a workspace, "
+              << (int8 ? "int8" : fast ? "fast fp8" : "fp8") << ", DRAM " << dram;
         }
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedHalves);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 4096, 28672, kH100Sms, dram, true),
-                  int8 ? GemmKernel::kSm90SwappedHalves : GemmKernel::kSm90SwappedHalvesStreamK);
-        for (const bool workspace : {false, true}) {
-          EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 14336, kH100Sms, dram, workspace),
-                    GemmKernel::kSm90SwappedHalves);
-        }
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 20480, kH100Sms, dram, false),
-                  GemmKernel::kSm90SwappedHalves);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 2048, 20480, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 4096, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 3968, kH100Sms, dram, true), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 160, 5120, 28672, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 5120, 14336, kH100Sms, dram, false), GemmKernel::kSm90Narrow);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 6016, 4096, kH100Sms, dram, false), GemmKernel::kSm90Swapped);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 8448, 4096, kH100Sms, dram, true),
-                  GemmKernel::kSm90SwappedHalvesStreamK);
-        EXPECT_EQ(table_kernel(90, int8, fast, 176, 8448, 3968, kH100Sms, dram, true),
-                  GemmKernel::kSm90Swapped);  // under 32 k-tiles
       }
     }
   }
