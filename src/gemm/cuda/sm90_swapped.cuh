@@ -12,7 +12,7 @@
 //
 // kSm90SwappedHalves: the same tiles with M = 129–192 in two token tiles,
 // 80 columns at M ≤ 160 and 96 above, so twice N/64 CTAs: where N/64 tiles
-// leave most SMs idle (N = 2560–4224 on 132 SMs) the halves fill one wave,
+// leave most SMs idle (N = 2048–4224 on 132 SMs) the halves fill one wave,
 // as cuBLASLt's fp8 kernels do there (64×72–96 tiles splitting M in two;
 // docs/gemm.md, "M = 129–192 in two token tiles"). Their clusters pair the
 // two halves of a channel tile, not two channel tiles (SwappedHalves,
