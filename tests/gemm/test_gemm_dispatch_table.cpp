@@ -365,7 +365,10 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //   - N = 4288–8448, past the halves' one wave: the whole swapped tiles at
   //     M ≤ 160; at M = 161–192 the 64×128 tiles, or the whole swapped
   //     tiles where those take 1–1.5 waves (N ≥ 5633); with a workspace the
-  //     twin from K = 4096 (32 k-tiles).
+  //     twin from K = 4096 (32 k-tiles);
+  //   - N = 8449–12288 (the whole tiles in two waves): at M = 161–192 with a
+  //     workspace the twin from K = 8192, at M ≤ 160 the swapped stream-K
+  //     tiles.
   struct Case {
     int64_t m, n, k;
     bool workspace;
@@ -385,6 +388,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {176, 5120, 14336, false, kNarrow, kNarrow},  {176, 5120, 14336, true, kTwin, kTwin},
       {176, 6016, 4096, false, kWhole, kWhole},     {176, 8448, 4096, true, kTwin, kTwin},
       {176, 8448, 3968, true, kWhole, kWhole},  // under 32 k-tiles
+      {176, 10240, 8192, true, kTwin, kTwin},   {160, 10240, 8192, true, kStreamK, kStreamK},
+      {192, 12288, 14336, true, kTwin, kTwin},  {192, 12288, 14336, false, kWhole, kWhole},
   };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
@@ -426,7 +431,13 @@ TEST(GemmDispatchTable, Sm90SwappedHalvesStreamKTakes) {
     EXPECT_FALSE(takes(129, 4288, 3968, int8));    // 31
     EXPECT_TRUE(takes(192, 6144, 4096, int8));
     EXPECT_TRUE(takes(136, 8448, 4096, int8));     // 132 whole tiles: one wave
-    EXPECT_FALSE(takes(136, 8449, 28672, int8));   // 134: two
+    EXPECT_FALSE(takes(136, 8449, 28672, int8));   // 134: two, and M ≤ 160
+    // Two waves of whole tiles at M = 161–192, up to N = 12288: from 64.
+    EXPECT_TRUE(takes(161, 8449, 8192, int8));
+    EXPECT_FALSE(takes(176, 8449, 8064, int8));    // 63 k-tiles
+    EXPECT_TRUE(takes(192, 12288, 8192, int8));
+    EXPECT_FALSE(takes(192, 12289, 28672, int8));
+    EXPECT_FALSE(takes(160, 10240, 28672, int8));  // M ≤ 160: the swapped stream-K tiles
     EXPECT_TRUE(takes(160, 4096, 4096, int8, 114));  // 128 halves on 114 SMs: two waves
     EXPECT_FALSE(takes(160, 4096, 3968, int8, 114));
     EXPECT_FALSE(takes(160, 2048, 28672, int8, 0));  // no SM count

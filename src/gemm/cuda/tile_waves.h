@@ -199,7 +199,8 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 
 // True where Hopper runs kSm90SwappedHalvesStreamK when the call brings a
 // workspace: M = 129–192 from N = 2048 to where the whole 64-channel
-// swapped tiles fit one wave (N ≤ 8448 on 132 SMs). Where the halves
+// swapped tiles fit one wave (N ≤ 8448 on 132 SMs), and at M = 161–192 on
+// to N = 12288 (kSwappedHalvesStreamKMaxN). Where the halves
 // fit one wave (N ≤ 4224 on 132 SMs), on K long enough that both consumer
 // warpgroups of a 128-channel tile, cut along K, beat the halves' one
 // (sm90_configs.h, SwappedHalvesStreamK). By ⌈K/128⌉ k-tiles and the input
@@ -226,6 +227,18 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 // (136×7168×14336 fp8 43.0 → 35.9 µs). At N = 10240 (those tiles in two
 // waves, 61 %) it lost at K = 4096 (1.07–1.16× the table's picks) and is
 // not taken there. K below 4096 is not measured.
+// Where those whole tiles take two waves, at M = 161–192 (where the swapped
+// stream-K tiles do not run) up to N = 12288, the widest measured: from 64
+// k-tiles (K = 8192). H200, forced in one call, M = 136 / 160 / 176 / 192 ×
+// N = 9216 / 10240 / 11008 / 12288 × K = 4096 / 8192 / 14336 / 28672
+// (bench/results/gemm-h200-swapped-halves-two-wave-n-9a90d75.json), its
+// time over the table's pick (the 128×192 tiles or stream-K by the tile
+// model, the whole swapped tiles at 12288) at M = 176–192: K = 4096
+// 0.98–1.11×; 8192 int8 0.87–0.99×, precise fp8 0.87–1.02×; 14336 and
+// 28672 0.64–0.96× (176×11008×28672 int8 158.4 → 102.1 µs). At M = 136–160,
+// against the swapped stream-K tiles, it won only on long K up to N =
+// 11008 (0.85–1.01× from 14336) and lost at 12288 (up to 1.08×): not
+// taken there.
 // H200, both forced in one call, M = 136 / 160 / 192, N = 2048 / 2560 /
 // 3072 / 4096, K = 8192 / 14336 / 20480 / 28672, precise fp8 with two whole
 // partial sets in both (bench/results/
@@ -243,10 +256,14 @@ constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_co
 // gemm-h200-swapped-halves-stream-k-sweep-13996e7.json) precise fp8 took the
 // twin from K = 14336 (0.86–0.96× the sliced halves' time), and at N = 2048,
 // where the table ran the 64×128 tiles, int8 did too.
+constexpr int64_t kSwappedHalvesStreamKMaxN = 12288;
 constexpr bool swapped_halves_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
   if (m <= 128 || m > 192 || n < kSwappedHalvesMinN || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(k, 128);
-  if (!swapped_halves_fit_one_wave(n, sm_count)) return swapped_tile_waves(n, sm_count) == 1 && k_tiles >= 32;
+  if (!swapped_halves_fit_one_wave(n, sm_count)) {
+    if (swapped_tile_waves(n, sm_count) == 1) return k_tiles >= 32;
+    return m > 160 && n <= kSwappedHalvesStreamKMaxN && k_tiles >= 64;
+  }
   if (int8) return n < 3072 && k_tiles >= 160;
   return k_tiles >= (n <= 3072 ? 160 : 224);
 }
