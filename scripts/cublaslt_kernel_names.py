@@ -21,6 +21,10 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 
+# The rotation and the graph timing mirror python/qgemm/bench.py's
+# rotation_count and time_peer_graph, which this script cannot import: that
+# module imports qgemm and so needs the built extension, and this runs where
+# only PyTorch is (the device machine, before or without a qgemm build).
 def copies_past_l2(make, bytes_each, l2_bytes):
     count = max(2, -(-4 * l2_bytes // bytes_each))
     return [make() for _ in range(count)]
