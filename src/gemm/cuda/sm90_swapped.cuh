@@ -11,7 +11,8 @@
 // alignment rules as the other TMA kernels).
 //
 // kSm90SwappedHalves: the same tiles with M = 129–192 in two token tiles,
-// 80 columns at M ≤ 160 and 96 above, so twice N/64 CTAs: where N/64 tiles
+// int8's 80 columns at M ≤ 160 and 96 above, fp8's 72–96 as M needs
+// (run_fp8_swapped_halves), so twice N/64 CTAs: where N/64 tiles
 // leave most SMs idle (N = 2048–4224 on 132 SMs) the halves fill one wave,
 // as cuBLASLt's fp8 kernels do there (64×72–96 tiles splitting M in two;
 // docs/gemm.md, "M = 129–192 in two token tiles"). Their clusters pair the
@@ -27,13 +28,15 @@ constexpr int64_t kSwappedMaxTokens = 192;
 
 // One swapped tile width: the int8 config or the precise fp8 one (fast fp8
 // runs precise), both Dᵀ = B·Aᵀ on the persistent scheduler.
+template <class Config, class Input, class Output>
+bool run_swapped_tile(const ScaledMmArgs& args, int sm_count) {
+  return Kernel<Config, Input, Output, false, cutlass::gemm::PersistentScheduler, true>::run(args, sm_count);
+}
+
 template <template <int> class Int8Config, template <int> class Fp8Config, int kTokens, class Output>
 bool run_swapped_config(const ScaledMmArgs& args, int sm_count) {
-  using Scheduler = cutlass::gemm::PersistentScheduler;
-  if (args.input_dtype == DType::kInt8) {
-    return Kernel<Int8Config<kTokens>, int8_t, Output, false, Scheduler, true>::run(args, sm_count);
-  }
-  return Kernel<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output, false, Scheduler, true>::run(args, sm_count);
+  if (args.input_dtype == DType::kInt8) return run_swapped_tile<Int8Config<kTokens>, int8_t, Output>(args, sm_count);
+  return run_swapped_tile<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
 }
 
 template <class Output>
@@ -44,11 +47,31 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_config<Swapped, Fp8Swapped, 192, Output>(args, sm_count);
 }
 
+// Precise fp8's token halves: the narrowest multiple of 8 that takes M in
+// two, 8·⌈M/16⌉ = 72, 80, 88 or 96 columns, so that the second half's token
+// box reaches at most 15 rows past M. Past that the halves slow down in steps
+// of 8 rows, in proportion to K (64×80 tiles at 4096×14336: M = 152–160 23.5
+// µs, 144–148 24.7, 136–140 26.7, 129–132 29.0; 64×72 ones 24.5–24.7 at M =
+// 129–144; docs/gemm.md, "The token halves fitted to M"). int8 keeps 80 and
+// 96: its wgmma has no N = 72 or 88 (CUTLASS falls back to three N = 24 atoms
+// per k-step: 1.07× the time, geomean over M = 129–144).
+template <class Output>
+bool run_fp8_swapped_halves(const ScaledMmArgs& args, int sm_count) {
+  using Fp8 = cutlass::float_e4m3_t;
+  switch ((args.m + 15) / 16) {
+    case 9: return run_swapped_tile<Fp8SwappedHalves<72>, Fp8, Output>(args, sm_count);
+    case 10: return run_swapped_tile<Fp8SwappedHalves<80>, Fp8, Output>(args, sm_count);
+    case 11: return run_swapped_tile<Fp8SwappedHalves<88>, Fp8, Output>(args, sm_count);
+    default: return run_swapped_tile<Fp8SwappedHalves<96>, Fp8, Output>(args, sm_count);
+  }
+}
+
 template <class Output>
 bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
   if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
-  return args.m <= 160 ? run_swapped_config<SwappedHalves, Fp8SwappedHalves, 80, Output>(args, sm_count)
-                       : run_swapped_config<SwappedHalves, Fp8SwappedHalves, 96, Output>(args, sm_count);
+  if (args.input_dtype != DType::kInt8) return run_fp8_swapped_halves<Output>(args, sm_count);
+  return args.m <= 160 ? run_swapped_tile<SwappedHalves<80>, int8_t, Output>(args, sm_count)
+                       : run_swapped_tile<SwappedHalves<96>, int8_t, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

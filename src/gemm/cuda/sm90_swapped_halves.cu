@@ -1,8 +1,8 @@
-// Hopper scaled GEMM instantiations: the swapped 64×80 and 64×96 tiles
-// (kSm90SwappedHalves, sm90_swapped.cuh: M = 129–192 in two token tiles) for
-// int8 and precise fp8, bf16 and fp16 outputs. CUTLASS's wgmma atom of N = 80
-// is an extended shape (sm90_one_wave.cu says why the switch stays in the
-// units that need it).
+// Hopper scaled GEMM instantiations: the swapped token halves
+// (kSm90SwappedHalves, sm90_swapped.cuh: M = 129–192 in two token tiles),
+// int8's 64×80 and 64×96 tiles and precise fp8's 64×72, 80, 88 and 96, bf16
+// and fp16 outputs. CUTLASS's wgmma atoms of N = 72–96 are extended shapes
+// (sm90_one_wave.cu says why the switch stays in the units that need it).
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include "gemm/cuda/sm90_swapped.cuh"
 
