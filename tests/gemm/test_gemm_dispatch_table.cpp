@@ -352,8 +352,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(129, 4288, 11904, kH100Sms));  // 93: 23.95
   EXPECT_FALSE(swapped_stream_k_takes(176, 4288, 14336, kH100Sms));  // M > 160: from 48 per SM
   EXPECT_TRUE(swapped_stream_k_takes(192, 4288, 28672, kH100Sms));   // 57.7
-  EXPECT_FALSE(swapped_stream_k_takes(193, 4288, 28672, kH100Sms));
   EXPECT_FALSE(swapped_stream_k_takes(160, 10240, 8192, 0));         // no SM count
+  // M = 193–256: the token thirds, 3·⌈N/128⌉ tiles in one wave filling more
+  // than three quarters of it (N = 4225–5632 on 132 SMs), from K = 2048.
+  EXPECT_TRUE(swapped_stream_k_takes(193, 4288, 28672, kH100Sms));   // 102 tiles
+  EXPECT_TRUE(swapped_stream_k_takes(256, 4225, 2048, kH100Sms));    // 102
+  EXPECT_FALSE(swapped_stream_k_takes(256, 4224, 8192, kH100Sms));   // 99: three quarters exactly
+  EXPECT_TRUE(swapped_stream_k_takes(224, 5632, 14336, kH100Sms));   // 132: one full wave
+  EXPECT_FALSE(swapped_stream_k_takes(224, 5633, 14336, kH100Sms));  // 135: two
+  EXPECT_FALSE(swapped_stream_k_takes(200, 5120, 2047, kH100Sms));   // K < 2048
+  EXPECT_FALSE(swapped_stream_k_takes(257, 5120, 8192, kH100Sms));   // M > 256: the tile model
+  EXPECT_FALSE(swapped_stream_k_takes(240, 5120, 8192, 0));          // no SM count
+  EXPECT_TRUE(swapped_stream_k_takes(240, 3840, 8192, 114));         // 90 tiles on 114 SMs
   using detail::table_kernel;
   // Through the whole table (every input, both DRAM regimes), with a
   // workspace or without, on 132 SMs:
@@ -368,7 +378,9 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //     twin from K = 4096 (32 k-tiles);
   //   - N = 8449–12288 (the whole tiles in two waves): at M = 161–192 with a
   //     workspace the twin from K = 8192, at M ≤ 160 the swapped stream-K
-  //     tiles.
+  //     tiles;
+  //   - M = 193–256, N = 4225–5632: with a workspace, from K = 2048, the
+  //     swapped stream-K tiles in token thirds; else the 128-row tiles.
   struct Case {
     int64_t m, n, k;
     bool workspace;
@@ -390,12 +402,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {176, 8448, 3968, true, kWhole, kWhole},  // under 32 k-tiles
       {176, 10240, 8192, true, kTwin, kTwin},   {160, 10240, 8192, true, kStreamK, kStreamK},
       {192, 12288, 14336, true, kTwin, kTwin},  {192, 12288, 14336, false, kWhole, kWhole},
+      {200, 5120, 8192, true, kStreamK, kStreamK},  {256, 4352, 2048, true, kStreamK, kStreamK},
+      {193, 5632, 14336, true, kStreamK, kStreamK},
   };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
       for (const bool fast : {false, true}) {
         if (int8 && fast) continue;
         EXPECT_NE(table_kernel(90, int8, fast, 136, 10240, 8192, kH100Sms, dram, false), kStreamK);
+        EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
+        EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 1024, kH100Sms, dram, true), kStreamK);   // K < 2048
+        EXPECT_NE(table_kernel(90, int8, fast, 256, 5760, 8192, kH100Sms, dram, true), kStreamK);   // two waves
+        EXPECT_NE(table_kernel(90, int8, fast, 257, 5120, 8192, kH100Sms, dram, true), kStreamK);   // M > 256
         for (const Case& c : cases) {
           EXPECT_EQ(table_kernel(90, int8, fast, c.m, c.n, c.k, kH100Sms, dram, c.workspace), int8 ? c.int8 : c.fp8)
               << c.m << "x" << c.n << "x" << c.k << (c.workspace ? " with" : " without") << " a workspace, "

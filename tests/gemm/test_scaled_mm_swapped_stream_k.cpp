@@ -1,28 +1,33 @@
 // GPU tests of the swapped stream-K tiles (kSm90SwappedStreamK,
 // sm90_swapped_stream_k.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 128×160
-// (M ≤ 160) or 128×192 cooperative tiles, cut along K by CUTLASS's stream-K
-// scheduler, the peers of a cut tile meeting in the call's workspace, Dᵀ
-// stored column-major through TMA.
+// (M ≤ 160) or 128×192 cooperative tiles, and M = 193–256 in three token
+// tiles (int8 128×80 / 128×96, precise fp8 128×72 / 80 / 88 with two whole
+// partial sets), cut along K by CUTLASS's stream-K scheduler, the peers of a
+// cut tile meeting in the call's workspace, Dᵀ stored column-major through
+// TMA.
 //
 // What could go wrong, and what catches it:
 //   - a broadcast on the wrong axis (token and channel vectors trade places
 //     in the swapped epilogue): every epilogue variant against the CPU
 //     backend, with per-token and per-channel vectors of distinct values;
 //   - the tiles' edges (tokens past M zero-filled and never stored, N ragged
-//     against 128 channels): every M from 129 to 192 and N of 1000 and 4104,
+//     against 128 channels): every M from 129 to 256 and N of 1000 and 4104,
 //     outputs poisoned first;
 //   - the stream-K split (peers adding partial sums in the workspace): K long
 //     enough that every tile is cut, tails of 16, a workspace filled with
 //     garbage, and the same bits on every run;
 //   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens) across a
 //     cut: fp8 at both tile widths with K of 33 and 129 k-tiles;
+//   - precise fp8's whole partial sets in the thirds (72 and 88 columns):
+//     every epilogue at M = 200 and 250;
 //   - sub-matrix views: leading dimensions past the row; an output pitch TMA
-//     cannot store, M > 192, no workspace and too small a one are declined.
-// int8 is exact up to the epilogue's rounding, so its output is the same bits
-// as the whole swapped tiles' (kSm90Swapped); fp8 uses the accumulation bound
-// of gemm_compare.h.
+//     cannot store, M > 256, no workspace and too small a one are declined.
+// int8 is exact up to the epilogue's rounding, so at M ≤ 192 its output is
+// the same bits as the whole swapped tiles' (kSm90Swapped); fp8 uses the
+// accumulation bound of gemm_compare.h.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 #include "gemm/cuda/scaled_mm_cuda.h"
@@ -52,7 +57,7 @@ TEST_F(ScaledMmSwappedStreamK, EveryEpilogueMatchesCpu) {
   StreamKWorkspace workspace;
   expect_every_epilogue_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace},
                                     {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
-                                     {192, 264, 16400}});
+                                     {192, 264, 16400}, {200, 1000, 2064}, {233, 264, 8208}, {250, 520, 4112}});
 }
 
 // Every M from 129 to 192 (the tokens fill 129 … 160 of the 160-column tile
@@ -67,16 +72,30 @@ TEST_F(ScaledMmSwappedStreamK, EveryMAtItsTiles) {
                              {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90Swapped);
 }
 
+// Every M from 193 to 256 in the token thirds (int8's 80 columns fill 193 …
+// 240 of 240, 96 the rest; fp8's 72, 80 and 88 fill 193 … 216, 217 … 240 and
+// 241 … 256), int8 with per-token zero points and fp8, against the CPU.
+TEST_F(ScaledMmSwappedStreamK, EveryMInThirds) {
+  StreamKWorkspace workspace;
+  std::vector<int64_t> ms;
+  for (int64_t m = 193; m <= 256; ++m) ms.push_back(m);
+  expect_every_m_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K thirds", &workspace}, ms, 392,
+                             4112, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
+}
+
 // Sub-matrix views: A, B and the output with leading dimensions past the
-// row (the output's a multiple of 8, as TMA needs). Declined: no workspace,
-// 256 bytes of one, an output pitch TMA cannot store, M > 192 (the
-// dispatcher then runs the whole swapped tiles or the direct-store kernel).
+// row (the output's a multiple of 8, as TMA needs), in whole token tiles
+// and in thirds. Declined: no workspace, 256 bytes of one, an output pitch
+// TMA cannot store, M > 256 (the dispatcher then runs the whole swapped
+// tiles, the table's 128-row tiles or the direct-store kernel).
 TEST_F(ScaledMmSwappedStreamK, PaddedViewsAndWhatItDeclines) {
   StreamKWorkspace workspace;
-  GemmCase c;
-  c.m = 150, c.n = 776, c.k = 4112;
-  c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
-  expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 193);
+  for (const int64_t m : {150, 221}) {
+    GemmCase c;
+    c.m = m, c.n = 776, c.k = 4112;
+    c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
+    expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 257);
+  }
 }
 
 // The same bits on every run (fp8's peers add in k order; int8's int32 sums
@@ -110,6 +129,27 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
       EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
       EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
       if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
+    }
+  }
+}
+
+// The public API where the rule sends M = 193–256 to the thirds with a
+// workspace on 132 SMs (N = 4225–5632 from K = 2048), and without one to
+// the 128-row tiles, both against the CPU.
+TEST_F(ScaledMmSwappedStreamK, PublicApiTakesThirdsWithAWorkspace) {
+  const int64_t shapes[][3] = {{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}};
+  for (const auto& mnk : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = mnk[0], c.n = mnk[1], c.k = mnk[2], c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(47 + mnk[0]));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) {
+        EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
+      }
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
+      EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
     }
   }
 }

@@ -261,6 +261,8 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "the tile model's pick (kSm90Int8Tiles) — 136×28672×4096 73.0 → 61.1 µs, 144×57344×8192 "
      "280.3 → 214.3, 160×57344×8192 263.4 → 212.3",
      Waves::kAny, kSm90Int8Model},
+    // With a workspace, M = 193–256 at N = 4225–5632 on 132 SMs runs the swapped stream-K tiles in
+    // token thirds before these rules (swapped_stream_k_takes, table_kernel below).
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
      "M = 193–256, N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on "
      "132 SMs): four 64-row tiles sharing the weight tile by multicast in pairs (128 CTAs at N = "
@@ -389,6 +391,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
      Waves::kSquareRagged},
+    // With a workspace, M = 193–256 at N = 4225–5632 on 132 SMs runs the swapped stream-K tiles in
+    // token thirds before these rules (swapped_stream_k_takes, table_kernel below).
     {256, 0, 6143, GemmKernel::kSm90Square,
      "N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on 132 SMs; "
      "N = 4096: 128 CTAs): 64×128 tiles fill more SMs (equal or faster)",
@@ -437,9 +441,9 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //     kSm90DecodeWgmma (M = 9–16), which fast fp8 reaches through the fp8
 //     table (table_kernel);
 //   - kSm90Direct (outputs the TMA epilogue cannot store), kSm90Swapped
-//     (M = 17–32 and 129–192), kSm90SwappedHalves, kSm90SwappedStreamK and
-//     kSm90SwappedHalvesStreamK (M = 129–192): built precise only, to keep
-//     the instantiations few.
+//     (M = 17–32 and 129–192), kSm90SwappedHalves and
+//     kSm90SwappedHalvesStreamK (M = 129–192), kSm90SwappedStreamK (M =
+//     129–256): built precise only, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
@@ -509,7 +513,10 @@ constexpr GemmKernel declined_kernel_twin(GemmKernel chosen) {
   switch (chosen) {
     case GemmKernel::kSm90Decode:
     case GemmKernel::kSm90DecodeWgmma: return GemmKernel::kSm90SkinnyStream;  // the other decode kernel
-    case GemmKernel::kSm90SwappedStreamK: return GemmKernel::kSm90Swapped;     // the same tiles whole
+    // The same tiles whole; M = 193–256 (the token thirds) has none, and needs
+    // none: the workspace the table asks for (stream_k_workspace_bytes)
+    // holds two waves of 128×256 tiles, more than any 128×72–96 split.
+    case GemmKernel::kSm90SwappedStreamK: return GemmKernel::kSm90Swapped;
     case GemmKernel::kSm90SwappedHalvesStreamK: return GemmKernel::kSm90SwappedHalves;  // 64-channel halves
     default: return chosen;
   }
@@ -539,7 +546,7 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
 // weight (decode_takes), at M = 129–192 on Hopper the token halves' stream-K
 // twin (swapped_halves_stream_k_takes) or the swapped stream-K tiles
-// (swapped_stream_k_takes), or stream-K where the rule's model takes it
+// (swapped_stream_k_takes; at M = 193–256 those in token thirds), or stream-K where the rule's model takes it
 // (rule_takes_stream_k). No rule: the fallback. This is the choice before
 // the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
 // epilogue cannot store to the direct-store twin (fit_to_layout), and fp8

@@ -162,7 +162,9 @@ template <int kTokens>
 using Fp8Swapped = SwappedPingpongTile<kTokens, Shape<_2, _1, _1>, 2>;
 
 // kSm90SwappedHalves (sm90_swapped.cuh) — the swapped tiles with M =
-// 129–192 in two token tiles of 80 or 96 columns, in clusters of 1×2: the
+// 129–192 in two token tiles of 80 or 96 columns (precise fp8: 72, 80, 88
+// or 96, the narrowest that holds M; docs/gemm.md, "The token halves fitted
+// to M"), in clusters of 1×2: the
 // two token tiles of one 64-channel tile share its weight tile by multicast,
 // so each weight byte crosses from L2 once, not once per half. Against
 // Swapped's 2×1 (two channel tiles sharing the token tile), H200, same
@@ -199,6 +201,14 @@ template <int kTokens>
 using SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>>;
 template <int kTokens>
 using Fp8SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 2>;
+// The same kernel at M = 193–256 with the tokens in three tiles ("thirds"):
+// int8 on SwappedStreamK<80> (M ≤ 240) or <96>, precise fp8 on 72, 80 or 88
+// columns (8·⌈M/24⌉) with two whole partial sets — 72 and 88 split in two
+// would give wgmmas of N = 36 and 44, which Hopper does not have. cuBLASLt's
+// fp8 kernels at M = 200–224 are this shape (128×72 / 128×80 swapped, three
+// token tiles; bench/results/cublaslt-fp8-kernel-names-m193-256-h200.txt).
+template <int kTokens>
+using Fp8SwappedThirds = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 1>;
 
 // kSm90SwappedHalvesStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 in
 // two token tiles of 80 or 96 columns, as SwappedHalves, on long K: 128

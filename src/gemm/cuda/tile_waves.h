@@ -178,10 +178,28 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     8192–28672 (bench/results/gemm-h200-swapped-halves-stream-k-sweep-
 //     13996e7.json), which till then ran here from K = 28672 at N =
 //     2048–2559 (gemm-h200-swapped-long-k-sweep-67d4552.json).
+//   - M = 193–256 in three token tiles (the thirds: 3·⌈N/128⌉ tiles of
+//     128×72–96), where they fill more than three quarters of the SMs in
+//     one wave (swapped_thirds_fill_one_wave: N = 4225–5632 on 132 SMs),
+//     from K = 2048. H200, forced against the table's picks (128×128
+//     tiles) in one call, M ∈ {193, 208, 224, 240, 256} × K ∈ {2048, 4096,
+//     8192, 14336} (bench/results/gemm-h200-thirds-band-exp-thirds.json): at
+//     N = 4352–5632 precise fp8 0.78–0.98× their time (geomean 0.88;
+//     224×5120×14336 41.6 → 33.9 µs, cuBLASLt fp8 34.1), int8 0.78–1.08×
+//     (0.91; above 1.00 only at M = 193, whose last 80-column tile reaches
+//     47 rows past M; 240×5120×8192 27.4 → 22.4); at N = 5760 (135 tiles,
+//     two waves) 0.95–1.52×, at 4096 (96 tiles) 0.82–1.30×, at 3584
+//     0.85–1.23×.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
+constexpr int64_t kSwappedThirdsMinK = 2048;
+constexpr bool swapped_thirds_fill_one_wave(int64_t n, int sm_count) {
+  const int64_t tiles = 3 * ceil_div(n, 128);
+  return sm_count > 0 && tiles <= sm_count && 4 * tiles > 3 * static_cast<int64_t>(sm_count);
+}
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (m > 192 && m <= 256) return k >= kSwappedThirdsMinK && swapped_thirds_fill_one_wave(n, sm_count);
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   if (n >= 6144) {
