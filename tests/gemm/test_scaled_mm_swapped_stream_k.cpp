@@ -27,6 +27,8 @@
 // accumulation bound of gemm_compare.h.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -107,6 +109,28 @@ TEST_F(ScaledMmSwappedStreamK, Deterministic) {
   expect_deterministic({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c);
 }
 
+// The public API on `shapes` (M, N, K) with a workspace, where the rule
+// sends them to the swapped stream-K tiles on 132 SMs, and without one, int8
+// and fp8 with a bias against the CPU; with `int8_same_bits`, int8's output
+// the same bits both ways (where the twin without a workspace is swapped too).
+void expect_public_api_takes_it(std::initializer_list<std::array<int64_t, 3>> shapes, bool int8_same_bits) {
+  for (const auto& mnk : shapes) {
+    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
+      GemmCase c;
+      c.m = mnk[0], c.n = mnk[1], c.k = mnk[2], c.input = input, c.bias = true;
+      auto rng = make_rng(static_cast<uint64_t>(31 + mnk[0] + mnk[1]));
+      GemmProblem p(c, rng);
+      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
+      if (StreamKWorkspace::sm_count() == 132) {
+        EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
+      }
+      EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
+      EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
+      if (input == DType::kInt8 && int8_same_bits) EXPECT_EQ(out.with, out.without) << c.name();
+    }
+  }
+}
+
 // The public API on shapes the rule sends here with a workspace on 132 SMs
 // (136×10240×1024: N where the 64-channel tiles do not fill; 136×14336×4096:
 // 224 tiles filling 85 % of two waves, 27.2 k-tiles per SM; 136×12288×2048
@@ -115,43 +139,14 @@ TEST_F(ScaledMmSwappedStreamK, Deterministic) {
 // ways. (Where the token halves take two waves, N = 4225–6143, their
 // stream-K twin takes long K since it beat these tiles there.)
 TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
-  const int64_t shapes[][2] = {{10240, 1024}, {12288, 1024}, {14336, 4096}, {12288, 2048}};
-  for (const auto& nk : shapes) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = 136, c.n = nk[0], c.k = nk[1], c.input = input, c.bias = true;
-      auto rng = make_rng(static_cast<uint64_t>(31 + nk[0]));
-      GemmProblem p(c, rng);
-      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-      if (StreamKWorkspace::sm_count() == 132) {
-        EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
-      }
-      EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
-      EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
-      if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();
-    }
-  }
+  expect_public_api_takes_it({{136, 10240, 1024}, {136, 12288, 1024}, {136, 14336, 4096}, {136, 12288, 2048}}, true);
 }
 
 // The public API where the rule sends M = 193–256 to the thirds with a
 // workspace on 132 SMs (N = 4225–5632 from K = 2048), and without one to
 // the 128-row tiles, both against the CPU.
 TEST_F(ScaledMmSwappedStreamK, PublicApiTakesThirdsWithAWorkspace) {
-  const int64_t shapes[][3] = {{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}};
-  for (const auto& mnk : shapes) {
-    for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
-      GemmCase c;
-      c.m = mnk[0], c.n = mnk[1], c.k = mnk[2], c.input = input, c.bias = true;
-      auto rng = make_rng(static_cast<uint64_t>(47 + mnk[0]));
-      GemmProblem p(c, rng);
-      const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-      if (StreamKWorkspace::sm_count() == 132) {
-        EXPECT_EQ(out.chosen_with, GemmKernel::kSm90SwappedStreamK) << c.name();
-      }
-      EXPECT_EQ(compare_all(p, out.with, "scaled_mm with a workspace"), 0);
-      EXPECT_EQ(compare_all(p, out.without, "scaled_mm without a workspace"), 0);
-    }
-  }
+  expect_public_api_takes_it({{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}}, false);
 }
 
 }  // namespace
