@@ -546,12 +546,13 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
 // weight (decode_takes), at M = 129–192 on Hopper the token halves' stream-K
 // twin (swapped_halves_stream_k_takes) or the swapped stream-K tiles
-// (swapped_stream_k_takes; at M = 193–256 those in token thirds), or stream-K where the rule's model takes it
-// (rule_takes_stream_k). No rule: the fallback. This is the choice before
-// the call's layout is looked at: scaled_mm_cuda then sends outputs the TMA
-// epilogue cannot store to the direct-store twin (fit_to_layout), and fp8
-// with fast accumulation runs precise where fp8_fast_runs_precise says. Host
-// code: `qgemm dispatch` prints it for any GPU without one.
+// (swapped_stream_k_takes; at M = 193–256 those in token thirds), or
+// stream-K where the rule's model takes it (rule_takes_stream_k). No rule:
+// the fallback. This is the choice before the call's layout is looked at:
+// scaled_mm_cuda then sends outputs the TMA epilogue cannot store to the
+// direct-store twin (fit_to_layout), and fp8 with fast accumulation runs
+// precise where fp8_fast_runs_precise says. Host code: `qgemm dispatch`
+// prints it for any GPU without one.
 template <size_t N>
 constexpr GemmKernel table_kernel(const GemmRule (&rules)[N], int64_t m, int64_t n, int64_t k, int sm_count,
                                   DramRegime regime, bool workspace) {

@@ -26,13 +26,14 @@ namespace qgemm::detail::sm90 {
 
 constexpr int64_t kSwappedMaxTokens = 192;
 
-// One swapped tile width: the int8 config or the precise fp8 one (fast fp8
-// runs precise), both Dᵀ = B·Aᵀ on the persistent scheduler.
+// One swapped tile, Dᵀ = B·Aᵀ on the persistent scheduler.
 template <class Config, class Input, class Output>
 bool run_swapped_tile(const ScaledMmArgs& args, int sm_count) {
   return Kernel<Config, Input, Output, false, cutlass::gemm::PersistentScheduler, true>::run(args, sm_count);
 }
 
+// One swapped tile width: the int8 config or the precise fp8 one (fast fp8
+// runs precise).
 template <template <int> class Int8Config, template <int> class Fp8Config, int kTokens, class Output>
 bool run_swapped_config(const ScaledMmArgs& args, int sm_count) {
   if (args.input_dtype == DType::kInt8) return run_swapped_tile<Int8Config<kTokens>, int8_t, Output>(args, sm_count);
