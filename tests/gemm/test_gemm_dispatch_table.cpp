@@ -361,9 +361,18 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_TRUE(swapped_stream_k_takes(224, 5632, 14336, kH100Sms));   // 132: one full wave
   EXPECT_FALSE(swapped_stream_k_takes(224, 5633, 14336, kH100Sms));  // 135: two
   EXPECT_FALSE(swapped_stream_k_takes(200, 5120, 2047, kH100Sms));   // K < 2048
-  EXPECT_FALSE(swapped_stream_k_takes(257, 5120, 8192, kH100Sms));   // M > 256: the tile model
   EXPECT_FALSE(swapped_stream_k_takes(240, 5120, 8192, 0));          // no SM count
   EXPECT_TRUE(swapped_stream_k_takes(240, 3840, 8192, 114));         // 90 tiles on 114 SMs
+  // M = 257–384: the token quarters, 4·⌈N/128⌉ tiles in one wave filling at
+  // least 70 % of it (N = 2945–4224 on 132 SMs), from K = 2048.
+  EXPECT_TRUE(swapped_stream_k_takes(257, 4224, 2048, kH100Sms));    // 132 tiles: one full wave
+  EXPECT_FALSE(swapped_stream_k_takes(257, 4225, 8192, kH100Sms));   // 136: two
+  EXPECT_FALSE(swapped_stream_k_takes(257, 5120, 8192, kH100Sms));   // 160: two
+  EXPECT_TRUE(swapped_stream_k_takes(384, 2945, 14336, kH100Sms));   // 96: 73 %
+  EXPECT_FALSE(swapped_stream_k_takes(384, 2944, 14336, kH100Sms));  // 92: 69.7 %
+  EXPECT_FALSE(swapped_stream_k_takes(320, 4096, 2047, kH100Sms));   // K < 2048
+  EXPECT_FALSE(swapped_stream_k_takes(385, 4096, 8192, kH100Sms));   // M > 384: the tile model
+  EXPECT_TRUE(swapped_stream_k_takes(300, 3584, 4096, 114));         // 112 tiles on 114 SMs
   using detail::table_kernel;
   // Through the whole table (every input, both DRAM regimes), with a
   // workspace or without, on 132 SMs:
@@ -380,7 +389,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //     workspace the twin from K = 8192, at M ≤ 160 the swapped stream-K
   //     tiles;
   //   - M = 193–256, N = 4225–5632: with a workspace, from K = 2048, the
-  //     swapped stream-K tiles in token thirds; else the 128-row tiles.
+  //     swapped stream-K tiles in token thirds; else the 128-row tiles;
+  //   - M = 257–384, N = 2945–4224: the same in token quarters.
   struct Case {
     int64_t m, n, k;
     bool workspace;
@@ -403,7 +413,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {176, 10240, 8192, true, kTwin, kTwin},   {160, 10240, 8192, true, kStreamK, kStreamK},
       {192, 12288, 14336, true, kTwin, kTwin},  {192, 12288, 14336, false, kWhole, kWhole},
       {200, 5120, 8192, true, kStreamK, kStreamK},  {256, 4352, 2048, true, kStreamK, kStreamK},
-      {193, 5632, 14336, true, kStreamK, kStreamK},
+      {193, 5632, 14336, true, kStreamK, kStreamK},  {300, 4096, 8192, true, kStreamK, kStreamK},
+      {384, 2945, 2048, true, kStreamK, kStreamK},   {257, 4224, 14336, true, kStreamK, kStreamK},
   };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
@@ -413,7 +424,9 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 1024, kH100Sms, dram, true), kStreamK);   // K < 2048
         EXPECT_NE(table_kernel(90, int8, fast, 256, 5760, 8192, kH100Sms, dram, true), kStreamK);   // two waves
-        EXPECT_NE(table_kernel(90, int8, fast, 257, 5120, 8192, kH100Sms, dram, true), kStreamK);   // M > 256
+        EXPECT_NE(table_kernel(90, int8, fast, 257, 5120, 8192, kH100Sms, dram, true), kStreamK);   // two waves
+        EXPECT_NE(table_kernel(90, int8, fast, 300, 4096, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
+        EXPECT_NE(table_kernel(90, int8, fast, 385, 4096, 8192, kH100Sms, dram, true), kStreamK);   // M > 384
         for (const Case& c : cases) {
           EXPECT_EQ(table_kernel(90, int8, fast, c.m, c.n, c.k, kH100Sms, dram, c.workspace), int8 ? c.int8 : c.fp8)
               << c.m << "x" << c.n << "x" << c.k << (c.workspace ? " with" : " without") << " a workspace, "

@@ -1,8 +1,8 @@
 // GPU tests of the swapped stream-K tiles (kSm90SwappedStreamK,
 // sm90_swapped_stream_k.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 128×160
-// (M ≤ 160) or 128×192 cooperative tiles, and M = 193–256 in three token
-// tiles (int8 128×80 / 128×96, precise fp8 128×72 / 80 / 88 with two whole
-// partial sets), cut along K by CUTLASS's stream-K scheduler, the peers of a
+// (M ≤ 160) or 128×192 cooperative tiles, and M = 193–384 in three (M ≤
+// 256) or four token tiles (int8 128×80 / 128×96, precise fp8 128×72 / 80 /
+// 88 / 96 with two whole partial sets), cut along K by CUTLASS's stream-K scheduler, the peers of a
 // cut tile meeting in the call's workspace, Dᵀ stored column-major through
 // TMA.
 //
@@ -11,17 +11,17 @@
 //     in the swapped epilogue): every epilogue variant against the CPU
 //     backend, with per-token and per-channel vectors of distinct values;
 //   - the tiles' edges (tokens past M zero-filled and never stored, N ragged
-//     against 128 channels): every M from 129 to 256 and N of 1000 and 4104,
+//     against 128 channels): every M from 129 to 384 and N of 1000 and 4104,
 //     outputs poisoned first;
 //   - the stream-K split (peers adding partial sums in the workspace): K long
 //     enough that every tile is cut, tails of 16, a workspace filled with
 //     garbage, and the same bits on every run;
 //   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens) across a
 //     cut: fp8 at both tile widths with K of 33 and 129 k-tiles;
-//   - precise fp8's whole partial sets in the thirds (72 and 88 columns):
-//     every epilogue at M = 200 and 250;
+//   - precise fp8's whole partial sets in three or four token tiles (72–96
+//     columns): every epilogue at M = 200, 233, 250, 300 and 384;
 //   - sub-matrix views: leading dimensions past the row; an output pitch TMA
-//     cannot store, M > 256, no workspace and too small a one are declined.
+//     cannot store, M > 384, no workspace and too small a one are declined.
 // int8 is exact up to the epilogue's rounding, so at M ≤ 192 its output is
 // the same bits as the whole swapped tiles' (kSm90Swapped); fp8 uses the
 // accumulation bound of gemm_compare.h.
@@ -59,7 +59,8 @@ TEST_F(ScaledMmSwappedStreamK, EveryEpilogueMatchesCpu) {
   StreamKWorkspace workspace;
   expect_every_epilogue_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace},
                                     {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
-                                     {192, 264, 16400}, {200, 1000, 2064}, {233, 264, 8208}, {250, 520, 4112}});
+                                     {192, 264, 16400}, {200, 1000, 2064}, {233, 264, 8208}, {250, 520, 4112},
+                                     {300, 520, 2064}, {384, 264, 4112}});
 }
 
 // Every M from 129 to 192 (the tokens fill 129 … 160 of the 160-column tile
@@ -74,29 +75,34 @@ TEST_F(ScaledMmSwappedStreamK, EveryMAtItsTiles) {
                              {DType::kInt8, DType::kFloat8E4M3}, GemmKernel::kSm90Swapped);
 }
 
-// Every M from 193 to 256 in the token thirds (int8's 80 columns fill 193 …
-// 240 of 240, 96 the rest; fp8's 72, 80 and 88 fill 193 … 216, 217 … 240 and
-// 241 … 256), int8 with per-token zero points and fp8, against the CPU.
-TEST_F(ScaledMmSwappedStreamK, EveryMInThirds) {
+// Every M from 193 to 384 in three or four token tiles (in thirds int8's
+// 80 columns fill 193 … 240 of 240, 96 the rest, fp8's 72, 80 and 88 fill
+// 193 … 216, 217 … 240 and 241 … 256; in quarters int8's 80 fill 257 … 320,
+// fp8's 72 … 96 each 32 values of M), int8 with per-token zero points and
+// fp8, against the CPU; the quarters on N = 136, ragged against 128.
+TEST_F(ScaledMmSwappedStreamK, EveryMInThreeOrFourTokenTiles) {
   StreamKWorkspace workspace;
-  std::vector<int64_t> ms;
-  for (int64_t m = 193; m <= 256; ++m) ms.push_back(m);
-  expect_every_m_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K thirds", &workspace}, ms, 392,
-                             4112, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
+  std::vector<int64_t> thirds, quarters;
+  for (int64_t m = 193; m <= 256; ++m) thirds.push_back(m);
+  for (int64_t m = 257; m <= 384; ++m) quarters.push_back(m);
+  const ForcedKernel forced{GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K in token tiles", &workspace};
+  expect_every_m_matches_cpu(forced, thirds, 392, 4112, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
+  expect_every_m_matches_cpu(forced, quarters, 136, 2064, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
 }
 
 // Sub-matrix views: A, B and the output with leading dimensions past the
 // row (the output's a multiple of 8, as TMA needs), in whole token tiles
-// and in thirds. Declined: no workspace, 256 bytes of one, an output pitch
-// TMA cannot store, M > 256 (the dispatcher then runs the whole swapped
-// tiles, the table's 128-row tiles or the direct-store kernel).
+// and in three and four token tiles. Declined: no workspace, 256 bytes of
+// one, an output pitch TMA cannot store, M > 384 (the dispatcher then runs
+// the whole swapped tiles, the table's 128-row tiles or the direct-store
+// kernel).
 TEST_F(ScaledMmSwappedStreamK, PaddedViewsAndWhatItDeclines) {
   StreamKWorkspace workspace;
-  for (const int64_t m : {150, 221}) {
+  for (const int64_t m : {150, 221, 300}) {
     GemmCase c;
     c.m = m, c.n = 776, c.k = 4112;
     c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
-    expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 257);
+    expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 385);
   }
 }
 
@@ -142,11 +148,13 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
   expect_public_api_takes_it({{136, 10240, 1024}, {136, 12288, 1024}, {136, 14336, 4096}, {136, 12288, 2048}}, true);
 }
 
-// The public API where the rule sends M = 193–256 to the thirds with a
-// workspace on 132 SMs (N = 4225–5632 from K = 2048), and without one to
-// the 128-row tiles, both against the CPU.
-TEST_F(ScaledMmSwappedStreamK, PublicApiTakesThirdsWithAWorkspace) {
-  expect_public_api_takes_it({{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}}, false);
+// The public API where the rule sends M = 193–256 to three token tiles (N =
+// 4225–5632 from K = 2048) and M = 257–384 to four (N = 2945–4224) with a
+// workspace on 132 SMs, and without one to the 128-row tiles, against the
+// CPU.
+TEST_F(ScaledMmSwappedStreamK, PublicApiTakesTokenTilesWithAWorkspace) {
+  expect_public_api_takes_it(
+      {{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}, {300, 4096, 2048}, {384, 3072, 4096}}, false);
 }
 
 }  // namespace

@@ -201,14 +201,15 @@ template <int kTokens>
 using SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>>;
 template <int kTokens>
 using Fp8SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 2>;
-// The same kernel at M = 193–256 with the tokens in three tiles ("thirds"):
-// int8 on SwappedStreamK<80> (M ≤ 240) or <96>, precise fp8 on 72, 80 or 88
-// columns (8·⌈M/24⌉) with two whole partial sets — 72 and 88 split in two
-// would give wgmmas of N = 36 and 44, which Hopper does not have. cuBLASLt's
-// fp8 kernels at M = 200–224 are this shape (128×72 / 128×80 swapped, three
-// token tiles; bench/results/cublaslt-fp8-kernel-names-m193-256-h200.txt).
+// The same kernel at M = 193–384 with the tokens in three tiles up to M =
+// 256 and four above: int8 on SwappedStreamK<80> or <96>, precise fp8 on
+// 72, 80, 88 or 96 columns with two whole partial sets — 72 and 88 split in
+// two would give wgmmas of N = 36 and 44, which Hopper does not have.
+// cuBLASLt's fp8 kernels at M = 200–224 are this shape (128×72 / 128×80
+// swapped, three token tiles;
+// bench/results/cublaslt-fp8-kernel-names-m193-256-h200.txt).
 template <int kTokens>
-using Fp8SwappedThirds = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 1>;
+using Fp8SwappedTokenTiles = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 1>;
 
 // kSm90SwappedHalvesStreamK (sm90_swapped_stream_k.cuh) — M = 129–192 in
 // two token tiles of 80 or 96 columns, as SwappedHalves, on long K: 128

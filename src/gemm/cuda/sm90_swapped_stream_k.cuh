@@ -1,7 +1,7 @@
 // sm90_swapped_stream_k.cuh — the swapped kernels on CUTLASS's stream-K
 // scheduler: kSm90Decode (M ≤ 16, sm90_decode.cuh), kSm90SwappedStreamK
 // (M = 129–192 on weights whose 64-channel tiles leave SMs idle, and M =
-// 193–256 in three token tiles where those fill one wave) and
+// 193–384 in three or four token tiles where those fill one wave) and
 // kSm90SwappedHalvesStreamK (M = 129–192 in two token tiles on long K, N =
 // 2048–4224). Included only by sm90_decode_*.cu, sm90_swapped_streamk_*.cu
 // and sm90_swapped_halves_streamk_*.cu.
@@ -47,34 +47,39 @@ bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_stream_k_config<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
 }
 
-// kSm90SwappedStreamK at M = 193–256: the tokens in three tiles ("thirds"),
-// int8 80 columns up to M = 240 and 96 above (its wgmma has no N = 72 or
-// 88), precise fp8 the narrowest multiple of 8 that holds M in three,
-// 8·⌈M/24⌉ = 72, 80 or 88, so that the last tile reaches at most 23 rows
-// past M (Fp8SwappedThirds, sm90_configs.h; docs/gemm.md, "M = 193–256:
-// the swapped stream-K tiles in token thirds").
-constexpr int64_t kSwappedThirdsMaxTokens = 256;
+// kSm90SwappedStreamK at M = 193–384: the tokens in three tiles up to M =
+// 256 ("thirds") and four above ("quarters"); int8 80 columns where 80 per
+// tile hold M and 96 above (its wgmma has no N = 72 or 88), precise fp8 the
+// narrowest multiple of 8 that holds M, 72–96 (8·⌈M/24⌉ in thirds,
+// 8·⌈M/32⌉ in quarters), so that the last tile reaches at most 23 or 31
+// rows past M (Fp8SwappedTokenTiles, sm90_configs.h; docs/gemm.md, "M =
+// 193–384: the swapped stream-K tiles in token thirds and quarters").
+constexpr int64_t kSwappedTokenTilesMaxTokens = 384;
+
+constexpr int64_t swapped_token_tiles(int64_t m) { return m <= 256 ? 3 : 4; }
 
 template <class Output>
-bool run_swapped_thirds_stream_k(const ScaledMmArgs& args, int sm_count) {
+bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
+  const int64_t tiles = swapped_token_tiles(args.m);
   if (args.input_dtype == DType::kInt8) {
-    return args.m <= 240 ? run_swapped_stream_k_config<SwappedStreamK<80>, int8_t, Output>(args, sm_count)
-                         : run_swapped_stream_k_config<SwappedStreamK<96>, int8_t, Output>(args, sm_count);
+    return args.m <= 80 * tiles ? run_swapped_stream_k_config<SwappedStreamK<80>, int8_t, Output>(args, sm_count)
+                                : run_swapped_stream_k_config<SwappedStreamK<96>, int8_t, Output>(args, sm_count);
   }
   using Fp8 = cutlass::float_e4m3_t;
-  switch ((args.m + 23) / 24) {
-    case 9: return run_swapped_stream_k_config<Fp8SwappedThirds<72>, Fp8, Output>(args, sm_count);
-    case 10: return run_swapped_stream_k_config<Fp8SwappedThirds<80>, Fp8, Output>(args, sm_count);
-    default: return run_swapped_stream_k_config<Fp8SwappedThirds<88>, Fp8, Output>(args, sm_count);
+  switch ((args.m + 8 * tiles - 1) / (8 * tiles)) {  // ⌈M / tiles / 8⌉: 9 … 12
+    case 9: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<72>, Fp8, Output>(args, sm_count);
+    case 10: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<80>, Fp8, Output>(args, sm_count);
+    case 11: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<88>, Fp8, Output>(args, sm_count);
+    default: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<96>, Fp8, Output>(args, sm_count);
   }
 }
 
 // kSm90SwappedStreamK: 160 token columns up to M = 160, 192 up to 192, the
-// thirds above; false with M > 256.
+// thirds and quarters above; false with M > 384.
 template <class Output>
 bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
-  if (args.m > kSwappedThirdsMaxTokens) return false;
-  if (args.m > kSwappedMaxTokens) return run_swapped_thirds_stream_k<Output>(args, sm_count);
+  if (args.m > kSwappedTokenTilesMaxTokens) return false;
+  if (args.m > kSwappedMaxTokens) return run_swapped_token_tiles_stream_k<Output>(args, sm_count);
   if (args.m <= 160) return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 160, Output>(args, sm_count);
   return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 192, Output>(args, sm_count);
 }

@@ -190,16 +190,32 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     47 rows past M; 240×5120×8192 27.4 → 22.4); at N = 5760 (135 tiles,
 //     two waves) 0.95–1.52×, at 4096 (96 tiles) 0.82–1.30×, at 3584
 //     0.85–1.23×.
+//   - M = 257–384 in four token tiles (the quarters: 4·⌈N/128⌉ tiles of
+//     128×72–96), where they fit one wave and fill at least 70 % of it
+//     (swapped_quarters_fill_one_wave: N = 2945–4224 on 132 SMs), from K =
+//     2048. H200, forced against the table's picks (128×128, 128×192, and
+//     128×256 stream-K with a workspace at K = 14336) in one call, M ∈ {257,
+//     272, 288, 320, 352, 384} × N ∈ {3072, 3584, 4096, 4224} × K ∈ {2048,
+//     4096, 8192, 14336} (bench/results/gemm-h200-quarters-band-exp-quarters.json):
+//     int8 0.52–0.93× their time (geomean 0.72), precise fp8 0.54–0.80×
+//     (0.70); 320×4224×14336 int8 60.5 → 31.5 µs (cuBLASLt int8 51.5), fp8
+//     60.2 → 34.3 (cuBLASLt fp8 32.8). Not measured below N = 3072 or past
+//     one wave.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
-constexpr int64_t kSwappedThirdsMinK = 2048;
+constexpr int64_t kSwappedTokenTilesMinK = 2048;
 constexpr bool swapped_thirds_fill_one_wave(int64_t n, int sm_count) {
   const int64_t tiles = 3 * ceil_div(n, 128);
   return sm_count > 0 && tiles <= sm_count && 4 * tiles > 3 * static_cast<int64_t>(sm_count);
 }
+constexpr bool swapped_quarters_fill_one_wave(int64_t n, int sm_count) {
+  const int64_t tiles = 4 * ceil_div(n, 128);
+  return sm_count > 0 && tiles <= sm_count && 10 * tiles >= 7 * static_cast<int64_t>(sm_count);
+}
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
-  if (m > 192 && m <= 256) return k >= kSwappedThirdsMinK && swapped_thirds_fill_one_wave(n, sm_count);
+  if (m > 192 && m <= 256) return k >= kSwappedTokenTilesMinK && swapped_thirds_fill_one_wave(n, sm_count);
+  if (m > 256 && m <= 384) return k >= kSwappedTokenTilesMinK && swapped_quarters_fill_one_wave(n, sm_count);
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   if (n >= 6144) {
