@@ -96,12 +96,13 @@ TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
 }
 
 // The public API with a workspace: the dispatcher's pick (stream-K where the
-// tile model says it balances the SMs better: 320×4096×14336 on 132 SMs, 48
-// tiles of 128×256 over 112 k-tiles each) against the CPU, and, for int8,
-// the same bits as the call without a workspace.
+// tile model says it balances the SMs better: 320×5120×14336 on 132 SMs, 60
+// tiles of 128×256 over 112 k-tiles each; at N ≤ 4224 four swapped token
+// tiles take M = 257–384 first) against the CPU, and, for int8, the same
+// bits as the call without a workspace.
 TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
   ASSERT_EQ(scaled_mm_workspace_bytes(Device::cuda(0)), detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
-  const int64_t shapes[][3] = {{320, 4096, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
+  const int64_t shapes[][3] = {{320, 5120, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
   for (const auto& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
