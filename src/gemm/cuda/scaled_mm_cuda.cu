@@ -70,7 +70,7 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     // columns of a column-major matrix, the same bytes and the same rules.
     case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
     case GemmKernel::kSm90Swapped: return args.m <= 192 && tma_can_take(args);
-    case GemmKernel::kSm90SwappedStreamK: return args.m <= 384 && tma_can_take(args);
+    case GemmKernel::kSm90SwappedStreamK: return args.m <= kSwappedTokenTilesMaxM && tma_can_take(args);
     case GemmKernel::kSm90SwappedHalves:
     case GemmKernel::kSm90SwappedHalvesStreamK: return args.m > 128 && args.m <= 192 && tma_can_take(args);
     case GemmKernel::kSm80Large:

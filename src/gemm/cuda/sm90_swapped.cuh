@@ -20,6 +20,8 @@
 // sm90_configs.h): the weight tile, not the token tile, is multicast.
 #pragma once
 
+#include <type_traits>
+
 #include "gemm/cuda/sm90_kernel.cuh"
 
 namespace qgemm::detail::sm90 {
@@ -48,6 +50,21 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_config<Swapped, Fp8Swapped, 192, Output>(args, sm_count);
 }
 
+// Precise fp8's width for M in `parts` token tiles, the narrowest multiple
+// of 8 that holds it, 8·⌈M / (8 · parts)⌉ (72, 80, 88 or 96 where its
+// callers use it), passed to run as std::integral_constant<int, width>: the
+// token halves below and the thirds and quarters of
+// sm90_swapped_stream_k.cuh.
+template <class Run>
+bool with_fp8_token_width(int64_t m, int64_t parts, Run run) {
+  switch ((m + 8 * parts - 1) / (8 * parts)) {
+    case 9: return run(std::integral_constant<int, 72>{});
+    case 10: return run(std::integral_constant<int, 80>{});
+    case 11: return run(std::integral_constant<int, 88>{});
+    default: return run(std::integral_constant<int, 96>{});
+  }
+}
+
 // Precise fp8's token halves: the narrowest multiple of 8 that takes M in
 // two, 8·⌈M/16⌉ = 72, 80, 88 or 96 columns, so that the second half's token
 // box reaches at most 15 rows past M. Past that the halves slow down in steps
@@ -58,13 +75,9 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
 // per k-step: 1.07× the time, geomean over M = 129–144).
 template <class Output>
 bool run_fp8_swapped_halves(const ScaledMmArgs& args, int sm_count) {
-  using Fp8 = cutlass::float_e4m3_t;
-  switch ((args.m + 15) / 16) {
-    case 9: return run_swapped_tile<Fp8SwappedHalves<72>, Fp8, Output>(args, sm_count);
-    case 10: return run_swapped_tile<Fp8SwappedHalves<80>, Fp8, Output>(args, sm_count);
-    case 11: return run_swapped_tile<Fp8SwappedHalves<88>, Fp8, Output>(args, sm_count);
-    default: return run_swapped_tile<Fp8SwappedHalves<96>, Fp8, Output>(args, sm_count);
-  }
+  return with_fp8_token_width(args.m, 2, [&](auto tokens) {
+    return run_swapped_tile<Fp8SwappedHalves<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(args, sm_count);
+  });
 }
 
 template <class Output>

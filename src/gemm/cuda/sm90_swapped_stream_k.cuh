@@ -17,7 +17,8 @@
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
-#include "gemm/cuda/sm90_swapped.cuh"  // kSwappedMaxTokens
+#include "gemm/cuda/sm90_swapped.cuh"  // kSwappedMaxTokens, with_fp8_token_width
+#include "gemm/cuda/tile_waves.h"     // kSwappedTokenTilesMaxM, swapped_token_tiles
 
 namespace qgemm::detail::sm90 {
 
@@ -53,11 +54,8 @@ bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
 // narrowest multiple of 8 that holds M, 72–96 (8·⌈M/24⌉ in thirds,
 // 8·⌈M/32⌉ in quarters), so that the last tile reaches at most 23 or 31
 // rows past M (Fp8SwappedTokenTiles, sm90_configs.h; docs/gemm.md, "M =
-// 193–384: the swapped stream-K tiles in token thirds and quarters").
-constexpr int64_t kSwappedTokenTilesMaxTokens = 384;
-
-constexpr int64_t swapped_token_tiles(int64_t m) { return m <= 256 ? 3 : 4; }
-
+// 193–384: the swapped stream-K tiles in token thirds and quarters"). The
+// tile count: swapped_token_tiles (tile_waves.h), which the dispatch reads.
 template <class Output>
 bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
   const int64_t tiles = swapped_token_tiles(args.m);
@@ -65,20 +63,17 @@ bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
     return args.m <= 80 * tiles ? run_swapped_stream_k_config<SwappedStreamK<80>, int8_t, Output>(args, sm_count)
                                 : run_swapped_stream_k_config<SwappedStreamK<96>, int8_t, Output>(args, sm_count);
   }
-  using Fp8 = cutlass::float_e4m3_t;
-  switch ((args.m + 8 * tiles - 1) / (8 * tiles)) {  // ⌈M / tiles / 8⌉: 9 … 12
-    case 9: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<72>, Fp8, Output>(args, sm_count);
-    case 10: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<80>, Fp8, Output>(args, sm_count);
-    case 11: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<88>, Fp8, Output>(args, sm_count);
-    default: return run_swapped_stream_k_config<Fp8SwappedTokenTiles<96>, Fp8, Output>(args, sm_count);
-  }
+  return with_fp8_token_width(args.m, tiles, [&](auto tokens) {
+    return run_swapped_stream_k_config<Fp8SwappedTokenTiles<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(
+        args, sm_count);
+  });
 }
 
 // kSm90SwappedStreamK: 160 token columns up to M = 160, 192 up to 192, the
 // thirds and quarters above; false with M > 384.
 template <class Output>
 bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
-  if (args.m > kSwappedTokenTilesMaxTokens) return false;
+  if (args.m > kSwappedTokenTilesMaxM) return false;
   if (args.m > kSwappedMaxTokens) return run_swapped_token_tiles_stream_k<Output>(args, sm_count);
   if (args.m <= 160) return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 160, Output>(args, sm_count);
   return run_swapped_stream_k_tile<SwappedStreamK, Fp8SwappedStreamK, 192, Output>(args, sm_count);

@@ -180,7 +180,7 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     2048–2559 (gemm-h200-swapped-long-k-sweep-67d4552.json).
 //   - M = 193–256 in three token tiles (the thirds: 3·⌈N/128⌉ tiles of
 //     128×72–96), where they fill more than three quarters of the SMs in
-//     one wave (swapped_thirds_fill_one_wave: N = 4225–5632 on 132 SMs),
+//     one wave (swapped_token_tiles_fill_one_wave: N = 4225–5632 on 132 SMs),
 //     from K = 2048. H200, forced against the table's picks (128×128
 //     tiles) in one call, M ∈ {193, 208, 224, 240, 256} × K ∈ {2048, 4096,
 //     8192, 14336} (bench/results/gemm-h200-thirds-band-exp-thirds.json): at
@@ -192,7 +192,7 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     0.85–1.23×.
 //   - M = 257–384 in four token tiles (the quarters: 4·⌈N/128⌉ tiles of
 //     128×72–96), where they fit one wave and fill at least 70 % of it
-//     (swapped_quarters_fill_one_wave: N = 2945–4224 on 132 SMs), from K =
+//     (swapped_token_tiles_fill_one_wave: N = 2945–4224 on 132 SMs), from K =
 //     2048. H200, forced against the table's picks (128×128, 128×192, and
 //     128×256 stream-K with a workspace at K = 14336) in one call, M ∈ {257,
 //     272, 288, 320, 352, 384} × N ∈ {3072, 3584, 4096, 4224} × K ∈ {2048,
@@ -204,18 +204,22 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
+// kSm90SwappedStreamK's token tiles at M = 193–384: three up to M = 256,
+// four above (its launcher, sm90_swapped_stream_k.cuh, reads these too).
+constexpr int64_t kSwappedTokenTilesMaxM = 384;
+constexpr int64_t swapped_token_tiles(int64_t m) { return m <= 256 ? 3 : 4; }
 constexpr int64_t kSwappedTokenTilesMinK = 2048;
-constexpr bool swapped_thirds_fill_one_wave(int64_t n, int sm_count) {
-  const int64_t tiles = 3 * ceil_div(n, 128);
-  return sm_count > 0 && tiles <= sm_count && 4 * tiles > 3 * static_cast<int64_t>(sm_count);
-}
-constexpr bool swapped_quarters_fill_one_wave(int64_t n, int sm_count) {
-  const int64_t tiles = 4 * ceil_div(n, 128);
-  return sm_count > 0 && tiles <= sm_count && 10 * tiles >= 7 * static_cast<int64_t>(sm_count);
+// True when those tiles, swapped_token_tiles(m)·⌈N/128⌉, fit one wave and
+// fill more than three quarters of it (thirds) or at least 70 % (quarters).
+constexpr bool swapped_token_tiles_fill_one_wave(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = swapped_token_tiles(m) * ceil_div(n, 128), sms = sm_count;
+  if (sms <= 0 || tiles > sms) return false;
+  return swapped_token_tiles(m) == 3 ? 4 * tiles > 3 * sms : 10 * tiles >= 7 * sms;
 }
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
-  if (m > 192 && m <= 256) return k >= kSwappedTokenTilesMinK && swapped_thirds_fill_one_wave(n, sm_count);
-  if (m > 256 && m <= 384) return k >= kSwappedTokenTilesMinK && swapped_quarters_fill_one_wave(n, sm_count);
+  if (m > 192 && m <= kSwappedTokenTilesMaxM) {
+    return k >= kSwappedTokenTilesMinK && swapped_token_tiles_fill_one_wave(m, n, sm_count);
+  }
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   if (n >= 6144) {
