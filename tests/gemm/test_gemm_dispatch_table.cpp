@@ -363,15 +363,43 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(200, 5120, 2047, kH100Sms));   // K < 2048
   EXPECT_FALSE(swapped_stream_k_takes(240, 5120, 8192, 0));          // no SM count
   EXPECT_TRUE(swapped_stream_k_takes(240, 3840, 8192, 114));         // 90 tiles on 114 SMs
-  // M = 257–384: the token quarters, 4·⌈N/128⌉ tiles in one wave filling at
-  // least 70 % of it (N = 2945–4224 on 132 SMs), from K = 2048.
+  // M = 257–768: four token tiles up to M = 384, ⌈M/96⌉ above, three at M =
+  // 257–288 where four leave one wave; in one wave, from K = 2048, filling
+  // at least 70 % of it or with 15 k-tiles per SM (tiles·⌈K/128⌉ ≥ 1980 on
+  // 132 SMs).
+  using detail::swapped_token_tiles;
+  EXPECT_EQ(swapped_token_tiles(193, 8192, kH100Sms), 3);
+  EXPECT_EQ(swapped_token_tiles(257, 4224, kH100Sms), 4);  // 4 × 33 = 132: one wave
+  EXPECT_EQ(swapped_token_tiles(257, 4225, kH100Sms), 3);  // 4 × 34 = 136: three of 96 fit
+  EXPECT_EQ(swapped_token_tiles(288, 5632, kH100Sms), 3);
+  EXPECT_EQ(swapped_token_tiles(288, 5633, kH100Sms), 3);  // 135: none fit; the count for M
+  EXPECT_EQ(swapped_token_tiles(289, 4225, kH100Sms), 4);  // ⌈289/96⌉ = 4: no fewer
+  EXPECT_EQ(swapped_token_tiles(384, 2048, kH100Sms), 4);
+  EXPECT_EQ(swapped_token_tiles(385, 2048, kH100Sms), 5);
+  EXPECT_EQ(swapped_token_tiles(480, 2048, kH100Sms), 5);
+  EXPECT_EQ(swapped_token_tiles(481, 2048, kH100Sms), 6);
+  EXPECT_EQ(swapped_token_tiles(768, 1024, kH100Sms), 8);
   EXPECT_TRUE(swapped_stream_k_takes(257, 4224, 2048, kH100Sms));    // 132 tiles: one full wave
-  EXPECT_FALSE(swapped_stream_k_takes(257, 4225, 8192, kH100Sms));   // 136: two
-  EXPECT_FALSE(swapped_stream_k_takes(257, 5120, 8192, kH100Sms));   // 160: two
-  EXPECT_TRUE(swapped_stream_k_takes(384, 2945, 14336, kH100Sms));   // 96: 73 %
-  EXPECT_FALSE(swapped_stream_k_takes(384, 2944, 14336, kH100Sms));  // 92: 69.7 %
+  EXPECT_TRUE(swapped_stream_k_takes(257, 4225, 8192, kH100Sms));    // three tiles: 102, 77 %
+  EXPECT_TRUE(swapped_stream_k_takes(288, 5632, 2048, kH100Sms));    // three: 132
+  EXPECT_FALSE(swapped_stream_k_takes(288, 5633, 8192, kH100Sms));   // 135: two waves
+  EXPECT_FALSE(swapped_stream_k_takes(289, 4225, 8192, kH100Sms));   // four: 136, two waves
+  EXPECT_TRUE(swapped_stream_k_takes(384, 2945, 2048, kH100Sms));    // 96: 73 %
+  EXPECT_FALSE(swapped_stream_k_takes(384, 2944, 2048, kH100Sms));   // 92: 69.7 %, 11.2 k-tiles per SM
+  EXPECT_TRUE(swapped_stream_k_takes(384, 2944, 14336, kH100Sms));   // 78.1 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(320, 2048, 4096, kH100Sms));    // 64 tiles × 32 = 2048 ≥ 1980
+  EXPECT_TRUE(swapped_stream_k_takes(320, 2048, 3968, kH100Sms));    // × 31 = 1984
+  EXPECT_FALSE(swapped_stream_k_takes(320, 2048, 3840, kH100Sms));   // × 30 = 1920
+  EXPECT_FALSE(swapped_stream_k_takes(320, 1024, 4096, kH100Sms));   // 32 × 32 = 1024
+  EXPECT_TRUE(swapped_stream_k_takes(320, 1024, 8192, kH100Sms));    // 32 × 64 = 2048
   EXPECT_FALSE(swapped_stream_k_takes(320, 4096, 2047, kH100Sms));   // K < 2048
-  EXPECT_FALSE(swapped_stream_k_takes(385, 4096, 8192, kH100Sms));   // M > 384: the tile model
+  EXPECT_TRUE(swapped_stream_k_takes(400, 3328, 4096, kH100Sms));    // five tiles: 130
+  EXPECT_FALSE(swapped_stream_k_takes(400, 3456, 14336, kH100Sms));  // 135: two waves
+  EXPECT_TRUE(swapped_stream_k_takes(768, 1536, 2048, kH100Sms));    // eight tiles: 96, 73 %
+  EXPECT_FALSE(swapped_stream_k_takes(640, 1536, 2048, kH100Sms));   // seven: 84, 64 %; 10.2 per SM
+  EXPECT_TRUE(swapped_stream_k_takes(640, 1536, 4096, kH100Sms));    // 20.4 per SM
+  EXPECT_FALSE(swapped_stream_k_takes(769, 1024, 8192, kH100Sms));   // M > 768: the tile model
+  EXPECT_FALSE(swapped_stream_k_takes(300, 3584, 4096, 0));          // no SM count
   EXPECT_TRUE(swapped_stream_k_takes(300, 3584, 4096, 114));         // 112 tiles on 114 SMs
   using detail::table_kernel;
   // Through the whole table (every input, both DRAM regimes), with a
@@ -390,7 +418,9 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //     tiles;
   //   - M = 193–256, N = 4225–5632: with a workspace, from K = 2048, the
   //     swapped stream-K tiles in token thirds; else the 128-row tiles;
-  //   - M = 257–384, N = 2945–4224: the same in token quarters.
+  //   - M = 257–768: the same in four to eight token tiles (three at M =
+  //     257–288 where four leave one wave), where they fit one wave and
+  //     fill 70 % of it or bring 15 k-tiles per SM.
   struct Case {
     int64_t m, n, k;
     bool workspace;
@@ -415,6 +445,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {200, 5120, 8192, true, kStreamK, kStreamK},  {256, 4352, 2048, true, kStreamK, kStreamK},
       {193, 5632, 14336, true, kStreamK, kStreamK},  {300, 4096, 8192, true, kStreamK, kStreamK},
       {384, 2945, 2048, true, kStreamK, kStreamK},   {257, 4224, 14336, true, kStreamK, kStreamK},
+      {272, 5120, 4096, true, kStreamK, kStreamK},   {320, 2048, 14336, true, kStreamK, kStreamK},
+      {480, 3072, 4096, true, kStreamK, kStreamK},   {768, 1536, 4096, true, kStreamK, kStreamK},
   };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
@@ -424,9 +456,11 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 1024, kH100Sms, dram, true), kStreamK);   // K < 2048
         EXPECT_NE(table_kernel(90, int8, fast, 256, 5760, 8192, kH100Sms, dram, true), kStreamK);   // two waves
-        EXPECT_NE(table_kernel(90, int8, fast, 257, 5120, 8192, kH100Sms, dram, true), kStreamK);   // two waves
+        EXPECT_NE(table_kernel(90, int8, fast, 289, 5120, 8192, kH100Sms, dram, true), kStreamK);   // two waves
         EXPECT_NE(table_kernel(90, int8, fast, 300, 4096, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
-        EXPECT_NE(table_kernel(90, int8, fast, 385, 4096, 8192, kH100Sms, dram, true), kStreamK);   // M > 384
+        EXPECT_NE(table_kernel(90, int8, fast, 385, 4096, 8192, kH100Sms, dram, true), kStreamK);   // two waves
+        EXPECT_NE(table_kernel(90, int8, fast, 480, 3072, 4096, kH100Sms, dram, false), kStreamK);  // no workspace
+        EXPECT_NE(table_kernel(90, int8, fast, 769, 1024, 8192, kH100Sms, dram, true), kStreamK);   // M > 768
         for (const Case& c : cases) {
           EXPECT_EQ(table_kernel(90, int8, fast, c.m, c.n, c.k, kH100Sms, dram, c.workspace), int8 ? c.int8 : c.fp8)
               << c.m << "x" << c.n << "x" << c.k << (c.workspace ? " with" : " without") << " a workspace, "

@@ -97,8 +97,8 @@ TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
 
 // The public API with a workspace: the dispatcher's pick (stream-K where the
 // tile model says it balances the SMs better: 320×5120×14336 on 132 SMs, 60
-// tiles of 128×256 over 112 k-tiles each; at N ≤ 4224 four swapped token
-// tiles take M = 257–384 first) against the CPU, and, for int8, the same
+// tiles of 128×256 over 112 k-tiles each; where the swapped token tiles
+// fit one wave they take M = 257–768 first) against the CPU, and, for int8, the same
 // bits as the call without a workspace.
 TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
   ASSERT_EQ(scaled_mm_workspace_bytes(Device::cuda(0)), detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));

@@ -1,8 +1,8 @@
 // GPU tests of the swapped stream-K tiles (kSm90SwappedStreamK,
 // sm90_swapped_stream_k.cuh): M = 129–192 computed as Dᵀ = B·Aᵀ on 128×160
-// (M ≤ 160) or 128×192 cooperative tiles, and M = 193–384 in three (M ≤
-// 256) or four token tiles (int8 128×80 / 128×96, precise fp8 128×72 / 80 /
-// 88 / 96 with two whole partial sets), cut along K by CUTLASS's stream-K scheduler, the peers of a
+// (M ≤ 160) or 128×192 cooperative tiles, and M = 193–768 in three to
+// eight token tiles (int8 128×80 / 128×96, precise fp8 128×72 / 80 / 88 /
+// 96 with two whole partial sets; swapped_token_tiles), cut along K by CUTLASS's stream-K scheduler, the peers of a
 // cut tile meeting in the call's workspace, Dᵀ stored column-major through
 // TMA.
 //
@@ -11,17 +11,18 @@
 //     in the swapped epilogue): every epilogue variant against the CPU
 //     backend, with per-token and per-channel vectors of distinct values;
 //   - the tiles' edges (tokens past M zero-filled and never stored, N ragged
-//     against 128 channels): every M from 129 to 384 and N of 1000 and 4104,
-//     outputs poisoned first;
+//     against 128 channels): every M from 129 to 384, M = 385–768 at every
+//     change of tile count or width, three tiles at M = 257–288 where four
+//     leave one wave, N of 136, 1000 and 4104, outputs poisoned first;
 //   - the stream-K split (peers adding partial sums in the workspace): K long
 //     enough that every tile is cut, tails of 16, a workspace filled with
 //     garbage, and the same bits on every run;
 //   - precise fp8's sliced promotion (2 slices of 80 or 96 tokens) across a
 //     cut: fp8 at both tile widths with K of 33 and 129 k-tiles;
-//   - precise fp8's whole partial sets in three or four token tiles (72–96
-//     columns): every epilogue at M = 200, 233, 250, 300 and 384;
+//   - precise fp8's whole partial sets in three to eight token tiles (72–96
+//     columns): every epilogue at M = 200, 233, 250, 300, 384 and 500;
 //   - sub-matrix views: leading dimensions past the row; an output pitch TMA
-//     cannot store, M > 384, no workspace and too small a one are declined.
+//     cannot store, M > 768, no workspace and too small a one are declined.
 // int8 is exact up to the epilogue's rounding, so at M ≤ 192 its output is
 // the same bits as the whole swapped tiles' (kSm90Swapped); fp8 uses the
 // accumulation bound of gemm_compare.h.
@@ -60,7 +61,7 @@ TEST_F(ScaledMmSwappedStreamK, EveryEpilogueMatchesCpu) {
   expect_every_epilogue_matches_cpu({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace},
                                     {{150, 128, 128}, {129, 1000, 208}, {160, 4104, 2064}, {161, 520, 4112},
                                      {192, 264, 16400}, {200, 1000, 2064}, {233, 264, 8208}, {250, 520, 4112},
-                                     {300, 520, 2064}, {384, 264, 4112}});
+                                     {300, 520, 2064}, {384, 264, 4112}, {500, 264, 2064}});
 }
 
 // Every M from 129 to 192 (the tokens fill 129 … 160 of the 160-column tile
@@ -90,19 +91,35 @@ TEST_F(ScaledMmSwappedStreamK, EveryMInThreeOrFourTokenTiles) {
   expect_every_m_matches_cpu(forced, quarters, 136, 2064, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
 }
 
+// M = 385–768 in five to eight token tiles (⌈M/96⌉), at both sides of every
+// change of tile count (480 | 481, 576 | 577, 672 | 673) and width (int8
+// 80 | 96 at 400 | 401; fp8 8·⌈M / (8·tiles)⌉: 80 | 88 at 400 | 401, 88 |
+// 96 at 440 | 441, 528 | 529, 616 | 617, 704 | 705), on N = 136; and M =
+// 257–288 on N = 4352, where four tiles (136) would leave one wave of 132
+// SMs and three of 88–96 columns run (on another SM count: what fits it).
+TEST_F(ScaledMmSwappedStreamK, FiveToEightTokenTilesAndThreeWhereFourLeaveAWave) {
+  StreamKWorkspace workspace;
+  const std::vector<int64_t> many = {385, 386, 399, 400, 401, 440, 441, 479, 480, 481, 528, 529,
+                                     576, 577, 616, 617, 671, 672, 673, 704, 705, 767, 768};
+  const ForcedKernel forced{GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K in token tiles", &workspace};
+  expect_every_m_matches_cpu(forced, many, 136, 2064, {DType::kInt8, DType::kFloat8E4M3}, std::nullopt);
+  expect_every_m_matches_cpu(forced, {257, 264, 265, 287, 288}, 4352, 2064, {DType::kInt8, DType::kFloat8E4M3},
+                             std::nullopt);
+}
+
 // Sub-matrix views: A, B and the output with leading dimensions past the
 // row (the output's a multiple of 8, as TMA needs), in whole token tiles
-// and in three and four token tiles. Declined: no workspace, 256 bytes of
-// one, an output pitch TMA cannot store, M > 384 (the dispatcher then runs
-// the whole swapped tiles, the table's 128-row tiles or the direct-store
-// kernel).
+// and in three, four and seven token tiles. Declined: no workspace, 256
+// bytes of one, an output pitch TMA cannot store, M > 768 (the dispatcher
+// then runs the whole swapped tiles, the table's 128-row tiles or the
+// direct-store kernel).
 TEST_F(ScaledMmSwappedStreamK, PaddedViewsAndWhatItDeclines) {
   StreamKWorkspace workspace;
-  for (const int64_t m : {150, 221, 300}) {
+  for (const int64_t m : {150, 221, 300, 650}) {
     GemmCase c;
     c.m = m, c.n = 776, c.k = 4112;
     c.lda_pad = 16, c.ldb_pad = 32, c.ldo_pad = 8;
-    expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 385);
+    expect_padded_views_and_declines({GemmKernel::kSm90SwappedStreamK, "sm90 swapped stream-K", &workspace}, c, 769);
   }
 }
 
@@ -149,12 +166,21 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
 }
 
 // The public API where the rule sends M = 193–256 to three token tiles (N =
-// 4225–5632 from K = 2048) and M = 257–384 to four (N = 2945–4224) with a
+// 4225–5632 from K = 2048), M = 257–384 to four (N = 2945–4224 from K =
+// 2048; N = 2048 from K = 4096, 15 k-tiles per SM), M = 257–288 to three
+// where four would leave one wave, and M = 385–768 to five to eight, with a
 // workspace on 132 SMs, and without one to the 128-row tiles, against the
 // CPU.
 TEST_F(ScaledMmSwappedStreamK, PublicApiTakesTokenTilesWithAWorkspace) {
-  expect_public_api_takes_it(
-      {{200, 5120, 2048}, {241, 4352, 4096}, {256, 5632, 2064}, {300, 4096, 2048}, {384, 3072, 4096}}, false);
+  expect_public_api_takes_it({{200, 5120, 2048},
+                              {241, 4352, 4096},
+                              {256, 5632, 2064},
+                              {300, 4096, 2048},
+                              {384, 3072, 4096},
+                              {320, 2048, 4096},
+                              {272, 4352, 2048},
+                              {768, 1536, 2048}},
+                             false);
 }
 
 }  // namespace

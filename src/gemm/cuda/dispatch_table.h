@@ -282,8 +282,8 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "M = 129–256 otherwise: 128×128 ping-pong was fastest at M = 256 on every (N, K) — "
      "256×8192×8192 46.5 → 34.5 µs, 256×28672×4096 62.8 → 59.3 against 128×256 "
      "(bench/results/gemm-h100-sweep.json)"},
-    // With a workspace, M = 257–384 at N = 2945–4224 on 132 SMs runs the swapped stream-K tiles in
-    // four token tiles before this rule (swapped_stream_k_takes, table_kernel below).
+    // With a workspace, M = 257–768 where its token tiles fit one wave runs the swapped stream-K
+    // tiles before this rule (swapped_token_tiles_take, table_kernel below).
     // M > 256: the tile model. Before it, 128×128 ping-pong up to M = 512 and
     // where 128×256 tiles left a ragged last wave up to M = 1024, else 128×256
     // with cluster 2×1 (the kernel without an SM count).
@@ -404,8 +404,8 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "so at N = 4225–6143, where 64×128 tiles take 1–1.5 waves: H200, forced in one call, "
      "0.72–0.87× their time (200×5120×8192 38.0 → 27.6 µs, 256×5120×4096 20.1 → 17.5; "
      "bench/results/gemm-h200-m193-256-one-wave-sweep.json)"},
-    // With a workspace, M = 257–384 at N = 2945–4224 on 132 SMs runs the swapped stream-K tiles in
-    // four token tiles before this rule (swapped_stream_k_takes, table_kernel below).
+    // With a workspace, M = 257–768 where its token tiles fit one wave runs the swapped stream-K
+    // tiles before this rule (swapped_token_tiles_take, table_kernel below).
     // M > 256: the tile model (the kernel without an SM count: 128×256).
     {kAnyM, 0, kAnyN, GemmKernel::kSm90Wide,
      "the tile model's pick (kSm90Fp8Tiles): 128×256 with cluster 2×1 or 1×2, 128×192 or 128×128 "
@@ -447,7 +447,7 @@ constexpr GemmRule kSm90Fp8Rules[] = {
 //   - kSm90Direct (outputs the TMA epilogue cannot store), kSm90Swapped
 //     (M = 17–32 and 129–192), kSm90SwappedHalves and
 //     kSm90SwappedHalvesStreamK (M = 129–192), kSm90SwappedStreamK (M =
-//     129–384): built precise only, to keep the instantiations few.
+//     129–768): built precise only, to keep the instantiations few.
 constexpr bool fp8_fast_runs_precise(GemmKernel kernel) {
   return kernel == GemmKernel::kSkinny || kernel == GemmKernel::kSm90SkinnyStream ||
          kernel == GemmKernel::kSm90Decode || kernel == GemmKernel::kSm90DecodeWgmma ||
@@ -517,10 +517,10 @@ constexpr GemmKernel declined_kernel_twin(GemmKernel chosen) {
   switch (chosen) {
     case GemmKernel::kSm90Decode:
     case GemmKernel::kSm90DecodeWgmma: return GemmKernel::kSm90SkinnyStream;  // the other decode kernel
-    // The same tiles whole; M = 193–384 (three or four token tiles) has none,
-    // and needs none: the workspace the table asks for
+    // The same tiles whole; M = 193–768 (three to eight token tiles) has
+    // none, and needs none: the workspace the table asks for
     // (stream_k_workspace_bytes) holds two waves of 128×256 tiles, more than
-    // any 128×72–96 split.
+    // one wave of 128×72–96 tiles, split or not.
     case GemmKernel::kSm90SwappedStreamK: return GemmKernel::kSm90Swapped;
     case GemmKernel::kSm90SwappedHalvesStreamK: return GemmKernel::kSm90SwappedHalves;  // 64-channel halves
     default: return chosen;
@@ -551,7 +551,7 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
 // weight (decode_takes), at M = 129–192 on Hopper the token halves' stream-K
 // twin (swapped_halves_stream_k_takes) or the swapped stream-K tiles
-// (swapped_stream_k_takes; at M = 193–384 those in three or four token
+// (swapped_stream_k_takes; at M = 193–768 those in three to eight token
 // tiles), or
 // stream-K where the rule's model takes it (rule_takes_stream_k). No rule:
 // the fallback. This is the choice before the call's layout is looked at:

@@ -40,8 +40,8 @@ enum class GemmKernel : uint8_t {
   kSm90Wide96x4, // kSm90Wide96's tile with cluster 1×4
   kSm90DecodeWgmma,  // sm90_decode_wgmma.cu: fp8, M ≤ 16, Dᵀ = B·Aᵀ on 64×16 e4m3 wgmma tiles, K split in a cluster
   kSm90Swapped,      // M ≤ 192: Dᵀ = B·Aᵀ on 64×T×128 ping-pong tiles, T = 32, 160 or 192 tokens, cluster 2×1
-  kSm90SwappedStreamK,  // M = 129–384: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192 (M ≤ 192)
-                        // or three or four token tiles of 72–96 (M = 193–384), stream-K (needs the call's
+  kSm90SwappedStreamK,  // M = 129–768: Dᵀ = B·Aᵀ on 128×T×128 cooperative tiles, T = 160 or 192 (M ≤ 192)
+                        // or three to eight token tiles of 72–96 (M = 193–768), stream-K (needs the call's
                         // workspace)
   kSm90SwappedHalves,   // M = 129–192: the tokens in two swapped tiles, 64×T×128, T = 80 or 96 (fp8: 72–96),
                         // cluster 1×2
@@ -86,7 +86,7 @@ bool sm90_decode_fp16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90SwappedStreamK: int8 or precise fp8 (fast fp8 runs precise); false
-// with M > 384 or without a workspace large enough.
+// with M > 768 or without a workspace large enough.
 bool sm90_swapped_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90SwappedHalves: int8 or precise fp8 (fast fp8 runs precise); false

@@ -201,8 +201,8 @@ template <int kTokens>
 using SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>>;
 template <int kTokens>
 using Fp8SwappedStreamK = SwappedCooperativeTile<kTokens, Shape<_1, _1, _1>, 2>;
-// The same kernel at M = 193–384 with the tokens in three tiles up to M =
-// 256 and four above: int8 on SwappedStreamK<80> or <96>, precise fp8 on
+// The same kernel at M = 193–768 with the tokens in three to eight tiles
+// (swapped_token_tiles): int8 on SwappedStreamK<80> or <96>, precise fp8 on
 // 72, 80, 88 or 96 columns with two whole partial sets — 72 and 88 split in
 // two would give wgmmas of N = 36 and 44, which Hopper does not have.
 // cuBLASLt's fp8 kernels at M = 200–224 are this shape (128×72 / 128×80

@@ -1,7 +1,7 @@
 // sm90_swapped_stream_k.cuh — the swapped kernels on CUTLASS's stream-K
 // scheduler: kSm90Decode (M ≤ 16, sm90_decode.cuh), kSm90SwappedStreamK
 // (M = 129–192 on weights whose 64-channel tiles leave SMs idle, and M =
-// 193–384 in three or four token tiles where those fill one wave) and
+// 193–768 in three to eight token tiles where those fit one wave) and
 // kSm90SwappedHalvesStreamK (M = 129–192 in two token tiles on long K, N =
 // 2048–4224). Included only by sm90_decode_*.cu, sm90_swapped_streamk_*.cu
 // and sm90_swapped_halves_streamk_*.cu.
@@ -48,17 +48,18 @@ bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_stream_k_config<Fp8Config<kTokens>, cutlass::float_e4m3_t, Output>(args, sm_count);
 }
 
-// kSm90SwappedStreamK at M = 193–384: the tokens in three tiles up to M =
-// 256 ("thirds") and four above ("quarters"); int8 80 columns where 80 per
+// kSm90SwappedStreamK at M = 193–768: the tokens in three tiles up to M =
+// 256 ("thirds"), four up to 384 ("quarters"), ⌈M/96⌉ above, and three at
+// M = 257–288 where four would not fit one wave (swapped_token_tiles,
+// tile_waves.h, which the dispatch reads too); int8 80 columns where 80 per
 // tile hold M and 96 above (its wgmma has no N = 72 or 88), precise fp8 the
-// narrowest multiple of 8 that holds M, 72–96 (8·⌈M/24⌉ in thirds,
-// 8·⌈M/32⌉ in quarters), so that the last tile reaches at most 23 or 31
-// rows past M (Fp8SwappedTokenTiles, sm90_configs.h; docs/gemm.md, "M =
-// 193–384: the swapped stream-K tiles in token thirds and quarters"). The
-// tile count: swapped_token_tiles (tile_waves.h), which the dispatch reads.
+// narrowest multiple of 8 that holds M, 8·⌈M / (8·tiles)⌉ = 72–96, so that
+// the last tile reaches at most 8·tiles − 1 rows past M
+// (Fp8SwappedTokenTiles, sm90_configs.h; docs/gemm.md, "M = 193–768: the
+// swapped stream-K tiles in three to eight token tiles").
 template <class Output>
 bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
-  const int64_t tiles = swapped_token_tiles(args.m);
+  const int64_t tiles = swapped_token_tiles(args.m, args.n, sm_count);
   if (args.input_dtype == DType::kInt8) {
     return args.m <= 80 * tiles ? run_swapped_stream_k_config<SwappedStreamK<80>, int8_t, Output>(args, sm_count)
                                 : run_swapped_stream_k_config<SwappedStreamK<96>, int8_t, Output>(args, sm_count);
@@ -70,7 +71,7 @@ bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
 }
 
 // kSm90SwappedStreamK: 160 token columns up to M = 160, 192 up to 192, the
-// thirds and quarters above; false with M > 384.
+// token tiles above; false with M > 768.
 template <class Output>
 bool run_swapped_stream_k(const ScaledMmArgs& args, int sm_count) {
   if (args.m > kSwappedTokenTilesMaxM) return false;

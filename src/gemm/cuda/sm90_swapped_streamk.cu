@@ -1,7 +1,7 @@
 // Hopper scaled GEMM instantiations: the swapped stream-K tiles
 // (kSm90SwappedStreamK, sm90_swapped_stream_k.cuh) for int8 and precise fp8,
 // bf16 and fp16 outputs: 128×160 and 128×192 at M = 129–192, and in three
-// or four token tiles at M = 193–384 int8's 128×80 / 128×96 and precise
+// to eight token tiles at M = 193–768 int8's 128×80 / 128×96 and precise
 // fp8's 128×72, 80, 88 and 96 — 20 kernels. CUTLASS's wgmma atoms of N = 72–160 are extended
 // shapes (sm90_one_wave.cu says why the switch stays in the units that need
 // it). Built without CUTLASS's programmatic-dependent-launch waits, as

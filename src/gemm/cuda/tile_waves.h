@@ -199,27 +199,54 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     4096, 8192, 14336} (bench/results/gemm-h200-quarters-band-exp-quarters.json):
 //     int8 0.52–0.93× their time (geomean 0.72), precise fp8 0.54–0.80×
 //     (0.70); 320×4224×14336 int8 60.5 → 31.5 µs (cuBLASLt int8 51.5), fp8
-//     60.2 → 34.3 (cuBLASLt fp8 32.8). Not measured below N = 3072 or past
-//     one wave.
+//     60.2 → 34.3 (cuBLASLt fp8 32.8).
+//   - M = 257–768 (since the quarters, above): ⌈M/96⌉ token tiles above M =
+//     384 (five to eight; at most 96 columns each), and three of 88–96 at
+//     M = 257–288 where four do not fit one wave (N = 4225–5632 on 132 SMs;
+//     swapped_token_tiles), where their tiles fit one wave and either fill
+//     at least 70 % of it (from K = 2048) or give each SM at least 15
+//     k-tiles (tiles·⌈K/128⌉ ≥ 15·SMs: the quarters at N = 2048 from K =
+//     4096, any count of tiles from K = 14336 at N ≥ 1024). H200, forced
+//     against the table's picks in one call
+//     (bench/results/gemm-h200-token-tiles-more-2991b1d.txt: M = 257–768 ×
+//     N = 1024–10240 × K = 2048–14336, 159 shapes): in one wave from 15
+//     k-tiles per SM every input at 0.56–1.02× their time (int8 geomean
+//     0.85, precise fp8 0.77; 400×3328×14336 int8 52.4 → 30.9 µs, 272×
+//     5120×4096 in three tiles 27.2 → 15.9 where four took 22.3), below it
+//     int8 and fast fp8 up to 1.18× (short K on N ≤ 1536); past one wave
+//     0.7–1.4× (320×8192 won, 400–480 × 4096–8192 lost 1.15–1.39×), so
+//     not there. The thirds (M = 193–256) keep their rule: their 128×128
+//     competitor wastes at most 63 rows, and the thirds lost outside it.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
-// kSm90SwappedStreamK's token tiles at M = 193–384: three up to M = 256,
-// four above (its launcher, sm90_swapped_stream_k.cuh, reads these too).
-constexpr int64_t kSwappedTokenTilesMaxM = 384;
-constexpr int64_t swapped_token_tiles(int64_t m) { return m <= 256 ? 3 : 4; }
+// kSm90SwappedStreamK's token tiles at M = 193–768 (its launcher,
+// sm90_swapped_stream_k.cuh, reads these too): three up to M = 256, four up
+// to 384, ⌈M/96⌉ above; where those tiles, ·⌈N/128⌉, leave one wave, as
+// few as fit it down to ⌈M/96⌉ — three of 88–96 columns instead of four at
+// M = 257–288 (no other M has a choice: ⌈M/96⌉ is the count there).
+constexpr int64_t kSwappedTokenTilesMaxM = 768;
+constexpr int64_t swapped_token_tiles(int64_t m, int64_t n, int sm_count) {
+  const int64_t widest = ceil_div(m, 96), channel_tiles = ceil_div(n, 128);
+  int64_t tiles = m <= 256 ? 3 : m <= 384 ? 4 : widest;
+  while (tiles > widest && tiles * channel_tiles > sm_count) --tiles;
+  return tiles;
+}
 constexpr int64_t kSwappedTokenTilesMinK = 2048;
-// True when those tiles, swapped_token_tiles(m)·⌈N/128⌉, fit one wave and
-// fill more than three quarters of it (thirds) or at least 70 % (quarters).
-constexpr bool swapped_token_tiles_fill_one_wave(int64_t m, int64_t n, int sm_count) {
-  const int64_t tiles = swapped_token_tiles(m) * ceil_div(n, 128), sms = sm_count;
-  if (sms <= 0 || tiles > sms) return false;
-  return swapped_token_tiles(m) == 3 ? 4 * tiles > 3 * sms : 10 * tiles >= 7 * sms;
+constexpr int64_t kSwappedTokenTilesKTilesPerSm = 15;
+// True where the token tiles take M = 193–768 (with a workspace): their
+// swapped_token_tiles(m, n, SMs)·⌈N/128⌉ tiles fit one wave, K ≥ 2048, and
+// they fill more than three quarters of the wave (thirds, M ≤ 256), or at
+// least 70 % of it or 15 k-tiles per SM (M = 257–768).
+constexpr bool swapped_token_tiles_take(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (sm_count <= 0 || k < kSwappedTokenTilesMinK) return false;
+  const int64_t tiles = swapped_token_tiles(m, n, sm_count) * ceil_div(n, 128), sms = sm_count;
+  if (tiles > sms) return false;
+  if (m <= 256) return 4 * tiles > 3 * sms;
+  return 10 * tiles >= 7 * sms || tiles * ceil_div(k, 128) >= kSwappedTokenTilesKTilesPerSm * sms;
 }
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
-  if (m > 192 && m <= kSwappedTokenTilesMaxM) {
-    return k >= kSwappedTokenTilesMinK && swapped_token_tiles_fill_one_wave(m, n, sm_count);
-  }
+  if (m > 192 && m <= kSwappedTokenTilesMaxM) return swapped_token_tiles_take(m, n, k, sm_count);
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
   if (n >= 6144) {
