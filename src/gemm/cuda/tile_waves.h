@@ -207,16 +207,16 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     at least 70 % of it (from K = 2048) or give each SM at least 15
 //     k-tiles (tiles·⌈K/128⌉ ≥ 15·SMs: the quarters at N = 2048 from K =
 //     4096, any count of tiles from K = 14336 at N ≥ 1024). H200, forced
-//     against the table's picks in one call
-//     (bench/results/gemm-h200-token-tiles-more-2991b1d.txt: M = 257–768 ×
-//     N = 1024–10240 × K = 2048–14336, 159 shapes): in one wave from 15
-//     k-tiles per SM every input at 0.56–1.02× their time (int8 geomean
-//     0.85, precise fp8 0.77; 400×3328×14336 int8 52.4 → 30.9 µs, 272×
-//     5120×4096 in three tiles 27.2 → 15.9 where four took 22.3), below it
-//     int8 and fast fp8 up to 1.18× (short K on N ≤ 1536); past one wave
-//     0.7–1.4× (320×8192 won, 400–480 × 4096–8192 lost 1.15–1.39×), so
-//     not there. The thirds (M = 193–256) keep their rule: their 128×128
-//     competitor wastes at most 63 rows, and the thirds lost outside it.
+//     against the table's picks (bench/results/gemm-h200-token-tiles-more-
+//     2991b1d-*.json: M = 257–768 × N = 1024–10240 × K = 2048–14336): the
+//     74 shapes the rule newly takes int8 0.59–1.03× their time (geomean
+//     0.84), precise fp8 0.43–0.99× (0.76), fast fp8 0.80×; 400×3328×14336
+//     int8 52.4 → 30.9 µs, 272×5120×4096 27.2 → 15.6 in three tiles (four
+//     took 22.3). In one wave under both bounds int8 and fast fp8 up to
+//     1.18× (short K at N ≤ 1536); past one wave 0.70–1.43× (M = 320–384
+//     won there, 400–640 at N ≥ 4096 lost up to 1.39×), so not there. The
+//     thirds (M = 193–256) keep their rule: their 128×128 competitor
+//     wastes at most 63 rows, and outside it the thirds lost.
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
