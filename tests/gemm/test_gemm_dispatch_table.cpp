@@ -382,8 +382,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_TRUE(swapped_stream_k_takes(257, 4224, 2048, kH100Sms));    // 132 tiles: one full wave
   EXPECT_TRUE(swapped_stream_k_takes(257, 4225, 8192, kH100Sms));    // three tiles: 102, 77 %
   EXPECT_TRUE(swapped_stream_k_takes(288, 5632, 2048, kH100Sms));    // three: 132
-  EXPECT_FALSE(swapped_stream_k_takes(288, 5633, 8192, kH100Sms));   // 135: two waves
-  EXPECT_FALSE(swapped_stream_k_takes(289, 4225, 8192, kH100Sms));   // four: 136, two waves
+  EXPECT_FALSE(swapped_stream_k_takes(288, 5633, 2048, kH100Sms));   // 135: past one wave, short K
+  EXPECT_FALSE(swapped_stream_k_takes(289, 4225, 2048, kH100Sms));   // four: 136, past one wave
   EXPECT_TRUE(swapped_stream_k_takes(384, 2945, 2048, kH100Sms));    // 96: 73 %
   EXPECT_FALSE(swapped_stream_k_takes(384, 2944, 2048, kH100Sms));   // 92: 69.7 %, 11.2 k-tiles per SM
   EXPECT_TRUE(swapped_stream_k_takes(384, 2944, 14336, kH100Sms));   // 78.1 per SM
@@ -399,6 +399,17 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(640, 1536, 2048, kH100Sms));   // seven: 84, 64 %; 10.2 per SM
   EXPECT_TRUE(swapped_stream_k_takes(640, 1536, 4096, kH100Sms));    // 20.4 per SM
   EXPECT_FALSE(swapped_stream_k_takes(769, 1024, 8192, kH100Sms));   // M > 768: the tile model
+  // Past one wave: M = 257–384 up to two waves, from K = 8192, at M ≤ 320
+  // from K = 4096.
+  EXPECT_TRUE(swapped_stream_k_takes(288, 5633, 4096, kH100Sms));    // three tiles: 135
+  EXPECT_TRUE(swapped_stream_k_takes(320, 6144, 4096, kH100Sms));    // 192, 32 k-tiles
+  EXPECT_FALSE(swapped_stream_k_takes(320, 6144, 3968, kH100Sms));   // 31 k-tiles
+  EXPECT_FALSE(swapped_stream_k_takes(352, 6144, 4096, kH100Sms));   // M > 320: from 64
+  EXPECT_TRUE(swapped_stream_k_takes(352, 6144, 8192, kH100Sms));
+  EXPECT_TRUE(swapped_stream_k_takes(384, 8448, 8192, kH100Sms));    // 264: two full waves
+  EXPECT_FALSE(swapped_stream_k_takes(384, 8449, 8192, kH100Sms));   // 268
+  EXPECT_FALSE(swapped_stream_k_takes(400, 4096, 14336, kH100Sms));  // M > 384: one wave only
+  EXPECT_FALSE(swapped_stream_k_takes(240, 5760, 14336, kH100Sms));  // thirds: one wave only
   EXPECT_FALSE(swapped_stream_k_takes(300, 3584, 4096, 0));          // no SM count
   EXPECT_TRUE(swapped_stream_k_takes(300, 3584, 4096, 114));         // 112 tiles on 114 SMs
   using detail::table_kernel;
@@ -420,7 +431,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //     swapped stream-K tiles in token thirds; else the 128-row tiles;
   //   - M = 257–768: the same in four to eight token tiles (three at M =
   //     257–288 where four leave one wave), where they fit one wave and
-  //     fill 70 % of it or bring 15 k-tiles per SM.
+  //     fill 70 % of it or bring 15 k-tiles per SM; at M = 257–384 up to two
+  //     waves from K = 8192 (4096 at M ≤ 320).
   struct Case {
     int64_t m, n, k;
     bool workspace;
@@ -447,6 +459,7 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {384, 2945, 2048, true, kStreamK, kStreamK},   {257, 4224, 14336, true, kStreamK, kStreamK},
       {272, 5120, 4096, true, kStreamK, kStreamK},   {320, 2048, 14336, true, kStreamK, kStreamK},
       {480, 3072, 4096, true, kStreamK, kStreamK},   {768, 1536, 4096, true, kStreamK, kStreamK},
+      {300, 4352, 4096, true, kStreamK, kStreamK},   {384, 8192, 14336, true, kStreamK, kStreamK},
   };
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool int8 : {true, false}) {
@@ -456,7 +469,8 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
         EXPECT_NE(table_kernel(90, int8, fast, 200, 5120, 1024, kH100Sms, dram, true), kStreamK);   // K < 2048
         EXPECT_NE(table_kernel(90, int8, fast, 256, 5760, 8192, kH100Sms, dram, true), kStreamK);   // two waves
-        EXPECT_NE(table_kernel(90, int8, fast, 289, 5120, 8192, kH100Sms, dram, true), kStreamK);   // two waves
+        EXPECT_NE(table_kernel(90, int8, fast, 289, 5120, 2048, kH100Sms, dram, true), kStreamK);   // past a wave, short K
+        EXPECT_NE(table_kernel(90, int8, fast, 400, 5120, 8192, kH100Sms, dram, true), kStreamK);   // past a wave, M > 384
         EXPECT_NE(table_kernel(90, int8, fast, 300, 4096, 8192, kH100Sms, dram, false), kStreamK);  // no workspace
         EXPECT_NE(table_kernel(90, int8, fast, 385, 4096, 8192, kH100Sms, dram, true), kStreamK);   // two waves
         EXPECT_NE(table_kernel(90, int8, fast, 480, 3072, 4096, kH100Sms, dram, false), kStreamK);  // no workspace

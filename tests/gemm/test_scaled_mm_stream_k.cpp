@@ -96,13 +96,13 @@ TEST_F(ScaledMmStreamK, DeterministicAndDataParallelWithoutRoom) {
 }
 
 // The public API with a workspace: the dispatcher's pick (stream-K where the
-// tile model says it balances the SMs better: 320×5120×14336 on 132 SMs, 60
-// tiles of 128×256 over 112 k-tiles each; where the swapped token tiles
-// fit one wave they take M = 257–768 first) against the CPU, and, for int8, the same
-// bits as the call without a workspace.
+// tile model says it balances the SMs better: 769×2048×14336 on 132 SMs, 56
+// tiles of 128×256, the last M tile one row, over 112 k-tiles each; M ≤ 768
+// goes to the swapped token tiles first where they take it) against the
+// CPU, and, for int8, the same bits as the call without a workspace.
 TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
   ASSERT_EQ(scaled_mm_workspace_bytes(Device::cuda(0)), detail::stream_k_workspace_bytes(StreamKWorkspace::sm_count()));
-  const int64_t shapes[][3] = {{320, 5120, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
+  const int64_t shapes[][3] = {{769, 2048, 14336}, {136, 1024, 4096}, {520, 4096, 1040}, {24, 512, 8192}};
   for (const auto& s : shapes) {
     for (DType input : {DType::kInt8, DType::kFloat8E4M3}) {
       GemmCase c;
@@ -110,7 +110,7 @@ TEST_F(ScaledMmStreamK, PublicApiWithWorkspace) {
       auto rng = make_rng(static_cast<uint64_t>(s[0] + s[2]));
       GemmProblem p(c, rng);
       const WithAndWithoutWorkspace out = run_with_and_without_workspace(p);
-      if (s[0] == 320 && StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90StreamK);
+      if (s[0] == 769 && StreamKWorkspace::sm_count() == 132) EXPECT_EQ(out.chosen_with, GemmKernel::kSm90StreamK);
       const std::string what = std::string("with workspace (") + detail::gemm_kernel_name(out.chosen_with) + ")";
       EXPECT_EQ(compare_all(p, out.with, what), 0);
       if (input == DType::kInt8) EXPECT_EQ(out.with, out.without) << c.name();

@@ -168,9 +168,9 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
 // The public API where the rule sends M = 193–256 to three token tiles (N =
 // 4225–5632 from K = 2048), M = 257–384 to four (N = 2945–4224 from K =
 // 2048; N = 2048 from K = 4096, 15 k-tiles per SM), M = 257–288 to three
-// where four would leave one wave, and M = 385–768 to five to eight, with a
-// workspace on 132 SMs, and without one to the 128-row tiles, against the
-// CPU.
+// where four would leave one wave, M = 385–768 to five to eight, and M =
+// 257–320 past one wave from K = 4096, with a workspace on 132 SMs, and
+// without one to the 128-row tiles, against the CPU.
 TEST_F(ScaledMmSwappedStreamK, PublicApiTakesTokenTilesWithAWorkspace) {
   expect_public_api_takes_it({{200, 5120, 2048},
                               {241, 4352, 4096},
@@ -179,7 +179,8 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesTokenTilesWithAWorkspace) {
                               {384, 3072, 4096},
                               {320, 2048, 4096},
                               {272, 4352, 2048},
-                              {768, 1536, 2048}},
+                              {768, 1536, 2048},
+                              {300, 4352, 4096}},
                              false);
 }
 

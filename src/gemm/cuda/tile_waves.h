@@ -217,6 +217,16 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     won there, 400–640 at N ≥ 4096 lost up to 1.39×), so not there. The
 //     thirds (M = 193–256) keep their rule: their 128×128 competitor
 //     wastes at most 63 rows, and outside it the thirds lost.
+//   - Past one wave, M = 257–384 only, up to two waves (kSwappedTokenTiles-
+//     MaxWaves), from K = 8192, and at M ≤ 320 from K = 4096. H200, forced
+//     in one call, M ∈ {257, 272, 288, 320, 352, 384} × N = 4608–8192 × K
+//     = 2048–14336 (bench/results/gemm-h200-token-tiles-past-a-wave-
+//     0c8b631.json): where this takes, 62 shapes, int8 0.62–1.02× the
+//     picks' time (geomean 0.78), precise fp8 0.53–1.01× (0.80), fast fp8
+//     0.82×; 272×8192×14336 int8 93.5 → 58.9 µs. Left out: K = 2048
+//     (0.86–1.24×) and M = 321–384 at K = 4096 (0.88–1.09×); past two
+//     waves 320×10240 lost at K ≤ 4096 (1.06–1.30×), M ≥ 400 past one wave
+//     up to 1.39× (above).
 constexpr int64_t kSwappedStreamKTilesPerSm = 24;
 constexpr int64_t kSwappedStreamKTwoWavesTilesPerSm = 5;
 constexpr int64_t kSwappedStreamKMoreWavesTilesPerSm = 48;
@@ -234,16 +244,22 @@ constexpr int64_t swapped_token_tiles(int64_t m, int64_t n, int sm_count) {
 }
 constexpr int64_t kSwappedTokenTilesMinK = 2048;
 constexpr int64_t kSwappedTokenTilesKTilesPerSm = 15;
-// True where the token tiles take M = 193–768 (with a workspace): their
-// swapped_token_tiles(m, n, SMs)·⌈N/128⌉ tiles fit one wave, K ≥ 2048, and
-// they fill more than three quarters of the wave (thirds, M ≤ 256), or at
-// least 70 % of it or 15 k-tiles per SM (M = 257–768).
+constexpr int64_t kSwappedTokenTilesMaxWaves = 2;
+// True where the token tiles take M = 193–768 (with a workspace), K ≥ 2048:
+// where their swapped_token_tiles(m, n, SMs)·⌈N/128⌉ tiles fit one wave and
+// fill more than three quarters of it (thirds, M ≤ 256), or at least 70 %
+// of it or bring 15 k-tiles per SM (M = 257–768); past one wave, at M =
+// 257–384 up to two waves, from 64 k-tiles (K = 8192), at M ≤ 320 from 32.
 constexpr bool swapped_token_tiles_take(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (sm_count <= 0 || k < kSwappedTokenTilesMinK) return false;
   const int64_t tiles = swapped_token_tiles(m, n, sm_count) * ceil_div(n, 128), sms = sm_count;
-  if (tiles > sms) return false;
+  const int64_t k_tiles = ceil_div(k, 128);
+  if (tiles > sms) {
+    if (m <= 256 || m > 384 || tiles > kSwappedTokenTilesMaxWaves * sms) return false;
+    return k_tiles >= 64 || (m <= 320 && k_tiles >= 32);
+  }
   if (m <= 256) return 4 * tiles > 3 * sms;
-  return 10 * tiles >= 7 * sms || tiles * ceil_div(k, 128) >= kSwappedTokenTilesKTilesPerSm * sms;
+  return 10 * tiles >= 7 * sms || tiles * k_tiles >= kSwappedTokenTilesKTilesPerSm * sms;
 }
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (m > 192 && m <= kSwappedTokenTilesMaxM) return swapped_token_tiles_take(m, n, k, sm_count);
