@@ -22,7 +22,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Decode: return "sm90-decode-128x16-streamk";
     case GemmKernel::kSm90DecodeWgmma: return "sm90-fp8-decode-64x16-wgmma";
     case GemmKernel::kSm90Swapped: return "sm90-swapped-64xT-pingpong-2x1";  // T = 32, 160 or 192 tokens
-    case GemmKernel::kSm90SwappedStreamK: return "sm90-swapped-128xT-coop-streamk";  // T = 160 or 192 tokens, 72–96 in 3 or 4 tiles
+    case GemmKernel::kSm90SwappedStreamK: return "sm90-swapped-128xT-coop-streamk";  // T = 160 or 192 tokens, 72–96 in 3 to 8 tiles
     case GemmKernel::kSm90SwappedHalves: return "sm90-swapped-halves-64xT-pingpong-1x2";  // T = 80 or 96 tokens (precise fp8: 72–96)
     case GemmKernel::kSm90SwappedHalvesStreamK: return "sm90-swapped-halves-128xT-coop-1x2-streamk";  // T = 80 or 96
     case GemmKernel::kSm90Wide80: return "sm90-128x80-coop-1x2";
