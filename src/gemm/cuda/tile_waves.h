@@ -214,7 +214,7 @@ constexpr int64_t kSwappedHalvesMinN = 2048;
 //     int8 52.4 → 30.9 µs, 272×5120×4096 27.2 → 15.6 in three tiles (four
 //     took 22.3). In one wave under both bounds int8 and fast fp8 up to
 //     1.18× (short K at N ≤ 1536); past one wave 0.70–1.43× (M = 320–384
-//     won there, 400–640 at N ≥ 4096 lost up to 1.39×), so not there. The
+//     won there, 400–640 at N ≥ 4096 lost up to 1.39×): only M ≤ 384. The
 //     thirds (M = 193–256) keep their rule: their 128×128 competitor
 //     wastes at most 63 rows, and outside it the thirds lost.
 //   - Past one wave, M = 257–384 only, up to two waves (kSwappedTokenTiles-
