@@ -926,6 +926,52 @@ TEST(GemmDispatchTable, MmaSyncTables) {
 // them to the direct-store kernel; the mma.sync tiles have no twin (their
 // problems fall back) and the kernels that take any output keep them; every
 // Hopper table's kernel has a twin that takes any output.
+// kSm90SwappedHalves in four token tiles at M = 257–384 (the 64-channel
+// quarters): 4·⌈N/64⌉ ping-pong tiles filling more than nine tenths of one
+// wave, K ≤ 8192, with a workspace or without, ahead of the swapped
+// stream-K token tiles and the tile model.
+TEST(GemmDispatchTable, SwappedHalvesInFourTokenTiles) {
+  using detail::swapped_halves_quarters_take;
+  using detail::swapped_halves_take_m;
+  using detail::swapped_halves_token_tiles;
+  using detail::table_kernel;
+  for (const int64_t m : {129, 192, 257, 300, 384}) EXPECT_TRUE(swapped_halves_take_m(m)) << m;
+  for (const int64_t m : {1, 128, 193, 256, 385}) EXPECT_FALSE(swapped_halves_take_m(m)) << m;
+  EXPECT_EQ(swapped_halves_token_tiles(129), 2);
+  EXPECT_EQ(swapped_halves_token_tiles(192), 2);
+  EXPECT_EQ(swapped_halves_token_tiles(257), 4);
+  EXPECT_EQ(swapped_halves_token_tiles(384), 4);
+  EXPECT_TRUE(swapped_halves_quarters_take(320, 2048, 4096, kH100Sms));   // 128 tiles
+  EXPECT_TRUE(swapped_halves_quarters_take(257, 2112, 8192, kH100Sms));   // 132: one full wave
+  EXPECT_FALSE(swapped_halves_quarters_take(257, 2113, 4096, kH100Sms));  // 136: two
+  EXPECT_TRUE(swapped_halves_quarters_take(384, 1920, 2048, kH100Sms));   // 120: 91 %
+  EXPECT_FALSE(swapped_halves_quarters_take(384, 1856, 2048, kH100Sms));  // 116: 88 %
+  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 8193, kH100Sms));  // K > 8192
+  EXPECT_FALSE(swapped_halves_quarters_take(256, 2048, 4096, kH100Sms));  // M = 193–256: not in four
+  EXPECT_FALSE(swapped_halves_quarters_take(385, 2048, 4096, kH100Sms));
+  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 4096, 0));          // no SM count
+  EXPECT_TRUE(swapped_halves_quarters_take(320, 1664, 4096, 114));        // 104 tiles on 114 SMs
+  for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
+    for (const bool workspace : {false, true}) {
+      for (const bool int8 : {true, false}) {
+        for (const bool fast : {false, true}) {
+          if (int8 && fast) continue;
+          EXPECT_EQ(table_kernel(90, int8, fast, 320, 2048, 4096, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+          EXPECT_EQ(table_kernel(90, int8, fast, 384, 2048, 8192, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+          EXPECT_NE(table_kernel(90, int8, fast, 320, 2048, 14336, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+          EXPECT_NE(table_kernel(90, int8, fast, 320, 2560, 4096, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);
+          EXPECT_NE(table_kernel(80, int8, fast, 320, 2048, 4096, kH100Sms, dram, workspace),
+                    GemmKernel::kSm90SwappedHalves);  // Ampere: no such kernel
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmDispatchTable, UnalignedOutputKernels) {
   for (GemmKernel k : {GemmKernel::kSm90Wide, GemmKernel::kSm90Square, GemmKernel::kSm90Narrow,
                        GemmKernel::kSm90Small1x2, GemmKernel::kSm90Small2x1, GemmKernel::kSm90Narrow2x1,

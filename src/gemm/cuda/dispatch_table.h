@@ -546,8 +546,10 @@ constexpr GemmRule kSm89Fp8Rules[] = {
 
 // The table's kernel for an M×N×K problem on a GPU of compute capability
 // `arch` (major · 10 + minor) with `sm_count` SMs and `dram_gbps` of peak DRAM
-// bandwidth: the first rule that holds (pick_rule) or its tile model's pick,
-// then, where the call brings a workspace of at least
+// bandwidth: on Hopper at M = 257–384 first the token halves' kernel in four
+// token tiles where those fill one wave (swapped_halves_quarters_take, with
+// a workspace or without); else the first rule that holds (pick_rule) or its
+// tile model's pick, then, where the call brings a workspace of at least
 // stream_k_workspace_bytes, the swapped decode kernel at M ≤ 16 on a large
 // weight (decode_takes), at M = 129–192 on Hopper the token halves' stream-K
 // twin (swapped_halves_stream_k_takes) or the swapped stream-K tiles
@@ -578,6 +580,7 @@ constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
+    if (swapped_halves_quarters_take(m, n, k, sm_count)) return GemmKernel::kSm90SwappedHalves;
     if (workspace && swapped_halves_stream_k_takes(m, n, k, sm_count, int8)) {
       return GemmKernel::kSm90SwappedHalvesStreamK;
     }

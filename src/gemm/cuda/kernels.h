@@ -44,7 +44,7 @@ enum class GemmKernel : uint8_t {
                         // or three to eight token tiles of 72–96 (M = 193–768), stream-K (needs the call's
                         // workspace)
   kSm90SwappedHalves,   // M = 129–192: the tokens in two swapped tiles, 64×T×128, T = 80 or 96 (fp8: 72–96),
-                        // cluster 1×2
+                        // cluster 1×2; M = 257–384 in four
   kSm90SwappedHalvesStreamK,  // M = 129–192: the tokens in two swapped tiles, 128×T×128 cooperative, T = 80
                               // or 96, cluster 1×2, stream-K (needs the call's workspace)
 };
@@ -90,7 +90,7 @@ bool sm90_swapped_fp16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_streamk_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90SwappedHalves: int8 or precise fp8 (fast fp8 runs precise); false
-// unless M = 129–192.
+// unless M = 129–192 or 257–384.
 bool sm90_swapped_halves_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_swapped_halves_fp16(const ScaledMmArgs& args, int sm_count);
 // kSm90SwappedHalvesStreamK: int8 or precise fp8 (fast fp8 runs precise);

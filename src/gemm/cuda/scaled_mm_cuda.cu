@@ -71,7 +71,7 @@ bool layout_fits(GemmKernel kernel, const ScaledMmArgs& args) {
     case GemmKernel::kSm90Decode: return args.m <= 16 && tma_can_take(args);
     case GemmKernel::kSm90Swapped: return args.m <= 192 && tma_can_take(args);
     case GemmKernel::kSm90SwappedStreamK: return args.m <= kSwappedTokenTilesMaxM && tma_can_take(args);
-    case GemmKernel::kSm90SwappedHalves:
+    case GemmKernel::kSm90SwappedHalves: return swapped_halves_take_m(args.m) && tma_can_take(args);
     case GemmKernel::kSm90SwappedHalvesStreamK: return args.m > 128 && args.m <= 192 && tma_can_take(args);
     case GemmKernel::kSm80Large:
     case GemmKernel::kSm80Small: return sm80_can_take(args);

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "gemm/cuda/sm90_kernel.cuh"
+#include "gemm/cuda/tile_waves.h"  // swapped_halves_take_m, swapped_halves_token_tiles
 
 namespace qgemm::detail::sm90 {
 
@@ -75,17 +76,22 @@ bool with_fp8_token_width(int64_t m, int64_t parts, Run run) {
 // per k-step: 1.07× the time, geomean over M = 129–144).
 template <class Output>
 bool run_fp8_swapped_halves(const ScaledMmArgs& args, int sm_count) {
-  return with_fp8_token_width(args.m, 2, [&](auto tokens) {
+  return with_fp8_token_width(args.m, swapped_halves_token_tiles(args.m), [&](auto tokens) {
     return run_swapped_tile<Fp8SwappedHalves<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(args, sm_count);
   });
 }
 
+// The same tiles at M = 257–384 in four token tiles ("the 64-channel
+// quarters", swapped_halves_quarters_take in tile_waves.h): int8 80 columns
+// up to M = 320, else 96; precise fp8 8·⌈M/32⌉. The clusters of 1×2 pair
+// token tiles 0–1 and 2–3 of a channel tile.
 template <class Output>
 bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
-  if (args.m <= 128 || args.m > kSwappedMaxTokens) return false;
+  if (!swapped_halves_take_m(args.m)) return false;
   if (args.input_dtype != DType::kInt8) return run_fp8_swapped_halves<Output>(args, sm_count);
-  return args.m <= 160 ? run_swapped_tile<SwappedHalves<80>, int8_t, Output>(args, sm_count)
-                       : run_swapped_tile<SwappedHalves<96>, int8_t, Output>(args, sm_count);
+  return args.m <= 80 * swapped_halves_token_tiles(args.m)
+             ? run_swapped_tile<SwappedHalves<80>, int8_t, Output>(args, sm_count)
+             : run_swapped_tile<SwappedHalves<96>, int8_t, Output>(args, sm_count);
 }
 
 }  // namespace qgemm::detail::sm90

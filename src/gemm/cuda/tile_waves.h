@@ -124,6 +124,37 @@ constexpr bool swapped_halves_fit_one_wave(int64_t n, int sm_count) {
 }
 constexpr int64_t kSwappedHalvesMinN = 2048;
 
+// kSm90SwappedHalves' token tiles: two at M = 129–192, four at M = 257–384
+// (the 64-channel quarters; not M = 193–256). Its launcher
+// (sm90_swapped.cuh) and scaled_mm_cuda's layout check read these.
+constexpr int64_t kSwappedHalvesQuartersMaxM = 384;
+constexpr bool swapped_halves_take_m(int64_t m) {
+  return (m > 128 && m <= 192) || (m > 256 && m <= kSwappedHalvesQuartersMaxM);
+}
+constexpr int64_t swapped_halves_token_tiles(int64_t m) { return m <= 192 ? 2 : 4; }
+// True where Hopper runs kSm90SwappedHalves in four token tiles, with a
+// workspace or without: M = 257–384, K ≤ 8192, where their 4·⌈N/64⌉
+// ping-pong tiles fit one wave and fill more than nine tenths of it (N =
+// 1921–2112 on 132 SMs) — 64×80 / 64×96 tiles in clusters of 1×2 (two token
+// tiles share a weight tile), the shape cuBLASLt's fp8 kernels take at
+// 320–384×2048×4096 (64×80 / 64×96, clusters of 2×1;
+// bench/results/cublaslt-fp8-kernel-names-m257-768-h200.txt). H200, forced
+// against the swapped stream-K quarters and the tile model's picks (branch
+// exp/token-tiles-pingpong, c2c1768; M ∈ {200, 240, 272, 320, 384} × N =
+// 2048–4096 × K ∈ {4096, 14336}; bench/results/gemm-h200-pingpong-
+// quarters-c2c1768.json): at N = 2048, K = 4096 int8 0.69–0.88× the picks'
+// time, precise fp8 0.73–0.75× (320×2048×4096 int8 16.0 → 11.4 µs, cuBLASLt
+// int8 12.7); at K = 14336 0.89–1.16× (int8 at M = 272, whose 80-column
+// tiles reach 48 rows past M, lost), so not from K = 8193; at N ≥ 2560
+// (past one wave) 1.03–1.60×; three tiles at M = 193–256 (96 CTAs at N =
+// 2048) 1.06–1.37×.
+constexpr int64_t kSwappedHalvesQuartersMaxK = 8192;
+constexpr bool swapped_halves_quarters_take(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (m <= 256 || m > kSwappedHalvesQuartersMaxM || k > kSwappedHalvesQuartersMaxK || sm_count <= 0) return false;
+  const int64_t tiles = 4 * ceil_div(n, 64), sms = sm_count;
+  return tiles <= sms && 10 * tiles > 9 * sms;
+}
+
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
 // workspace: the 128×160 (M ≤ 160) or 128×192 swapped tiles, cut along K by
 // the stream-K scheduler, keep every SM busy with no 128-row tile mostly
