@@ -941,16 +941,21 @@ TEST(GemmDispatchTable, SwappedHalvesInFourTokenTiles) {
   EXPECT_EQ(swapped_halves_token_tiles(192), 2);
   EXPECT_EQ(swapped_halves_token_tiles(257), 4);
   EXPECT_EQ(swapped_halves_token_tiles(384), 4);
-  EXPECT_TRUE(swapped_halves_quarters_take(320, 2048, 4096, kH100Sms));   // 128 tiles
-  EXPECT_TRUE(swapped_halves_quarters_take(257, 2112, 8192, kH100Sms));   // 132: one full wave
-  EXPECT_FALSE(swapped_halves_quarters_take(257, 2113, 4096, kH100Sms));  // 136: two
-  EXPECT_TRUE(swapped_halves_quarters_take(384, 1920, 2048, kH100Sms));   // 120: 91 %
-  EXPECT_FALSE(swapped_halves_quarters_take(384, 1856, 2048, kH100Sms));  // 116: 88 %
-  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 8193, kH100Sms));  // K > 8192
-  EXPECT_FALSE(swapped_halves_quarters_take(256, 2048, 4096, kH100Sms));  // M = 193–256: not in four
-  EXPECT_FALSE(swapped_halves_quarters_take(385, 2048, 4096, kH100Sms));
-  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 4096, 0));          // no SM count
-  EXPECT_TRUE(swapped_halves_quarters_take(320, 1664, 4096, 114));        // 104 tiles on 114 SMs
+  EXPECT_TRUE(swapped_halves_quarters_take(320, 2048, 4096, kH100Sms, false));      // 128 tiles
+  EXPECT_TRUE(swapped_halves_quarters_take(257, 2112, 8192, kH100Sms, false));      // 132: one full wave
+  EXPECT_FALSE(swapped_halves_quarters_take(257, 2113, 4096, kH100Sms, false));     // 136: two
+  EXPECT_TRUE(swapped_halves_quarters_take(384, 1920, 2048, kH100Sms, false));      // 120: 91 %
+  EXPECT_FALSE(swapped_halves_quarters_take(384, 1856, 2048, kH100Sms, false));     // 116: 88 %
+  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 8193, kH100Sms, false));     // K > 8192
+  EXPECT_FALSE(swapped_halves_quarters_take(256, 2048, 4096, kH100Sms, false));     // M = 193–256: not in four
+  EXPECT_FALSE(swapped_halves_quarters_take(385, 2048, 4096, kH100Sms, false));
+  EXPECT_FALSE(swapped_halves_quarters_take(320, 2048, 4096, 0, false));            // no SM count
+  EXPECT_TRUE(swapped_halves_quarters_take(320, 1664, 4096, 114, false));           // 104 tiles on 114 SMs
+  // int8 at M ≤ 288 (its 80-column tiles 32–63 rows past M) up to K = 4096.
+  EXPECT_TRUE(swapped_halves_quarters_take(288, 2048, 4096, kH100Sms, true));
+  EXPECT_FALSE(swapped_halves_quarters_take(288, 2048, 4097, kH100Sms, true));
+  EXPECT_TRUE(swapped_halves_quarters_take(288, 2048, 8192, kH100Sms, false));
+  EXPECT_TRUE(swapped_halves_quarters_take(289, 2048, 8192, kH100Sms, true));
   for (const int64_t dram : {int64_t{3352}, int64_t{4814}}) {
     for (const bool workspace : {false, true}) {
       for (const bool int8 : {true, false}) {

@@ -167,7 +167,7 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesItWithAWorkspace) {
 
 // The public API where the rule sends M = 193–256 to three token tiles (N =
 // 4225–5632 from K = 2048), M = 257–384 to four (N = 2945–4224 from K =
-// 2048; N = 2048 from K = 4096, 15 k-tiles per SM), M = 257–288 to three
+// 2048; N = 2560 from K = 4096, 15 k-tiles per SM), M = 257–288 to three
 // where four would leave one wave, M = 385–768 to five to eight, and M =
 // 257–320 past one wave from K = 4096, with a workspace on 132 SMs, and
 // without one to the 128-row tiles, against the CPU.
@@ -177,7 +177,7 @@ TEST_F(ScaledMmSwappedStreamK, PublicApiTakesTokenTilesWithAWorkspace) {
                               {256, 5632, 2064},
                               {300, 4096, 2048},
                               {384, 3072, 4096},
-                              {320, 2048, 4096},
+                              {320, 2560, 4096},
                               {272, 4352, 2048},
                               {768, 1536, 2048},
                               {300, 4352, 4096}},

@@ -580,7 +580,7 @@ constexpr GemmKernel table_kernel(int arch, bool int8, bool fp8_fast, int64_t m,
                                   int64_t dram_gbps, bool workspace) {
   const DramRegime regime = dram_regime(k, dram_gbps, sm_count);
   if (arch / 10 == 9) {
-    if (swapped_halves_quarters_take(m, n, k, sm_count)) return GemmKernel::kSm90SwappedHalves;
+    if (swapped_halves_quarters_take(m, n, k, sm_count, int8)) return GemmKernel::kSm90SwappedHalves;
     if (workspace && swapped_halves_stream_k_takes(m, n, k, sm_count, int8)) {
       return GemmKernel::kSm90SwappedHalvesStreamK;
     }

@@ -133,7 +133,8 @@ constexpr bool swapped_halves_take_m(int64_t m) {
 }
 constexpr int64_t swapped_halves_token_tiles(int64_t m) { return m <= 192 ? 2 : 4; }
 // True where Hopper runs kSm90SwappedHalves in four token tiles, with a
-// workspace or without: M = 257–384, K ≤ 8192, where their 4·⌈N/64⌉
+// workspace or without: M = 257–384, K ≤ 8192 (int8 at M ≤ 288: 4096;
+// `int8`: the input, fast fp8 runs precise fp8's bound), where their 4·⌈N/64⌉
 // ping-pong tiles fit one wave and fill more than nine tenths of it (N =
 // 1921–2112 on 132 SMs) — 64×80 / 64×96 tiles in clusters of 1×2 (two token
 // tiles share a weight tile), the shape cuBLASLt's fp8 kernels take at
@@ -147,10 +148,18 @@ constexpr int64_t swapped_halves_token_tiles(int64_t m) { return m <= 192 ? 2 : 
 // int8 12.7); at K = 14336 0.89–1.16× (int8 at M = 272, whose 80-column
 // tiles reach 48 rows past M, lost), so not from K = 8193; at N ≥ 2560
 // (past one wave) 1.03–1.60×; three tiles at M = 193–256 (96 CTAs at N =
-// 2048) 1.06–1.37×.
+// 2048) 1.06–1.37×. Through the dispatch (e687791, M = 257–384 × N ∈ {2048,
+// 2112} × K = 2048–8192; bench/results/gemm-h200-pingpong-quarters-
+// dispatch-e687791.json) against the best of the former candidates, forced
+// in the same call: int8 0.70–1.06× (the three above 1.00 at M = 257–272,
+// K ≥ 4096, N = 2112), precise fp8 0.80–0.99×, fast fp8 0.62–0.84×; so int8
+// at M ≤ 288, whose 80-column tiles reach 32–63 rows past M, stops at K =
+// 4096 (kSwappedHalvesQuartersInt8RaggedMaxK).
 constexpr int64_t kSwappedHalvesQuartersMaxK = 8192;
-constexpr bool swapped_halves_quarters_take(int64_t m, int64_t n, int64_t k, int sm_count) {
+constexpr int64_t kSwappedHalvesQuartersInt8RaggedMaxK = 4096;
+constexpr bool swapped_halves_quarters_take(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
   if (m <= 256 || m > kSwappedHalvesQuartersMaxM || k > kSwappedHalvesQuartersMaxK || sm_count <= 0) return false;
+  if (int8 && m <= 288 && k > kSwappedHalvesQuartersInt8RaggedMaxK) return false;
   const int64_t tiles = 4 * ceil_div(n, 64), sms = sm_count;
   return tiles <= sms && 10 * tiles > 9 * sms;
 }
