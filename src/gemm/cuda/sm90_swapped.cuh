@@ -67,8 +67,8 @@ bool with_fp8_token_width(int64_t m, int64_t parts, Run run) {
 }
 
 // Precise fp8's token halves: the narrowest multiple of 8 that takes M in
-// two, 8·⌈M/16⌉ = 72, 80, 88 or 96 columns, so that the second half's token
-// box reaches at most 15 rows past M. Past that the halves slow down in steps
+// two, 8·⌈M/16⌉ = 72, 80, 88 or 96 columns (in four at M = 257–384), so the
+// last token box reaches at most 15 (31) rows past M. Past that halves slow in steps
 // of 8 rows, in proportion to K (64×80 tiles at 4096×14336: M = 152–160 23.5
 // µs, 144–148 24.7, 136–140 26.7, 129–132 29.0; 64×72 ones 24.5–24.7 at M =
 // 129–144; docs/gemm.md, "The token halves fitted to M"). int8 keeps 80 and
