@@ -12,7 +12,7 @@
 //
 // kSm90SwappedHalves: the same tiles with M = 129–192 in two token tiles,
 // int8's 80 columns at M ≤ 160 and 96 above, fp8's 72–96 as M needs
-// (run_fp8_swapped_halves), so twice N/64 CTAs: where N/64 tiles
+// (with_int8_token_width, with_fp8_token_width), so twice N/64 CTAs: where N/64 tiles
 // leave most SMs idle (N = 2048–4224 on 132 SMs) the halves fill one wave,
 // as cuBLASLt's fp8 kernels do there (64×72–96 tiles splitting M in two;
 // docs/gemm.md, "M = 129–192 in two token tiles"). Their clusters pair the
@@ -51,11 +51,19 @@ bool run_swapped(const ScaledMmArgs& args, int sm_count) {
   return run_swapped_config<Swapped, Fp8Swapped, 192, Output>(args, sm_count);
 }
 
-// Precise fp8's width for M in `parts` token tiles, the narrowest multiple
-// of 8 that holds it, 8·⌈M / (8 · parts)⌉ (72, 80, 88 or 96 where its
-// callers use it), passed to run as std::integral_constant<int, width>: the
-// token halves below and the thirds and quarters of
-// sm90_swapped_stream_k.cuh.
+// The token width for M in `parts` token tiles, passed to run as
+// std::integral_constant<int, width>: the token halves below and the token
+// tiles of sm90_swapped_stream_k.cuh.
+//   - Precise fp8 (fast fp8 runs precise): the narrowest multiple of 8 that
+//     holds M, 8·⌈M / (8 · parts)⌉ (72, 80, 88 or 96 where the callers use
+//     it), so that the last token box reaches at most 8·parts − 1 rows past
+//     M. Past that the halves slowed in steps of 8 rows, in proportion to K
+//     (64×80 tiles at 4096×14336: M = 152–160 23.5 µs, 144–148 24.7,
+//     136–140 26.7, 129–132 29.0; 64×72 ones 24.5–24.7 at M = 129–144;
+//     docs/gemm.md, "The token halves fitted to M").
+//   - int8: 80 where 80 per tile hold M, else 96. Its wgmma has no N = 72 or
+//     88 (CUTLASS falls back to three N = 24 atoms per k-step: 1.07× the
+//     time, geomean over M = 129–144).
 template <class Run>
 bool with_fp8_token_width(int64_t m, int64_t parts, Run run) {
   switch ((m + 8 * parts - 1) / (8 * parts)) {
@@ -65,33 +73,28 @@ bool with_fp8_token_width(int64_t m, int64_t parts, Run run) {
     default: return run(std::integral_constant<int, 96>{});
   }
 }
-
-// Precise fp8's token halves: the narrowest multiple of 8 that takes M in
-// two, 8·⌈M/16⌉ = 72, 80, 88 or 96 columns (in four at M = 257–384), so the
-// last token box reaches at most 15 (31) rows past M. Past that halves slow in steps
-// of 8 rows, in proportion to K (64×80 tiles at 4096×14336: M = 152–160 23.5
-// µs, 144–148 24.7, 136–140 26.7, 129–132 29.0; 64×72 ones 24.5–24.7 at M =
-// 129–144; docs/gemm.md, "The token halves fitted to M"). int8 keeps 80 and
-// 96: its wgmma has no N = 72 or 88 (CUTLASS falls back to three N = 24 atoms
-// per k-step: 1.07× the time, geomean over M = 129–144).
-template <class Output>
-bool run_fp8_swapped_halves(const ScaledMmArgs& args, int sm_count) {
-  return with_fp8_token_width(args.m, swapped_halves_token_tiles(args.m), [&](auto tokens) {
-    return run_swapped_tile<Fp8SwappedHalves<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(args, sm_count);
-  });
+template <class Run>
+bool with_int8_token_width(int64_t m, int64_t parts, Run run) {
+  if (m <= 80 * parts) return run(std::integral_constant<int, 80>{});
+  return run(std::integral_constant<int, 96>{});
 }
 
-// The same tiles at M = 257–384 in four token tiles ("the 64-channel
-// quarters", swapped_halves_quarters_take in tile_waves.h): int8 80 columns
-// up to M = 320, else 96; precise fp8 8·⌈M/32⌉. The clusters of 1×2 pair
-// token tiles 0–1 and 2–3 of a channel tile.
+// The halves at M = 129–192 and the same tiles at M = 257–384 in four token
+// tiles ("the 64-channel quarters", swapped_halves_quarters_take in
+// tile_waves.h); the clusters of 1×2 pair token tiles 0–1 (and 2–3) of a
+// channel tile.
 template <class Output>
 bool run_swapped_halves(const ScaledMmArgs& args, int sm_count) {
   if (!swapped_halves_take_m(args.m)) return false;
-  if (args.input_dtype != DType::kInt8) return run_fp8_swapped_halves<Output>(args, sm_count);
-  return args.m <= 80 * swapped_halves_token_tiles(args.m)
-             ? run_swapped_tile<SwappedHalves<80>, int8_t, Output>(args, sm_count)
-             : run_swapped_tile<SwappedHalves<96>, int8_t, Output>(args, sm_count);
+  const int64_t tiles = swapped_halves_token_tiles(args.m);
+  if (args.input_dtype == DType::kInt8) {
+    return with_int8_token_width(args.m, tiles, [&](auto tokens) {
+      return run_swapped_tile<SwappedHalves<decltype(tokens)::value>, int8_t, Output>(args, sm_count);
+    });
+  }
+  return with_fp8_token_width(args.m, tiles, [&](auto tokens) {
+    return run_swapped_tile<Fp8SwappedHalves<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(args, sm_count);
+  });
 }
 
 }  // namespace qgemm::detail::sm90

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "gemm/cuda/sm90_kernel.cuh"
-#include "gemm/cuda/sm90_swapped.cuh"  // kSwappedMaxTokens, with_fp8_token_width
+#include "gemm/cuda/sm90_swapped.cuh"  // kSwappedMaxTokens, with_int8_token_width, with_fp8_token_width
 #include "gemm/cuda/tile_waves.h"     // kSwappedTokenTilesMaxM, swapped_token_tiles
 
 namespace qgemm::detail::sm90 {
@@ -51,18 +51,18 @@ bool run_swapped_stream_k_tile(const ScaledMmArgs& args, int sm_count) {
 // kSm90SwappedStreamK at M = 193–768: the tokens in three tiles up to M =
 // 256 ("thirds"), four up to 384 ("quarters"), ⌈M/96⌉ above, and three at
 // M = 257–288 where four would not fit one wave (swapped_token_tiles,
-// tile_waves.h, which the dispatch reads too); int8 80 columns where 80 per
-// tile hold M and 96 above (its wgmma has no N = 72 or 88), precise fp8 the
-// narrowest multiple of 8 that holds M, 8·⌈M / (8·tiles)⌉ = 72–96, so that
-// the last tile reaches at most 8·tiles − 1 rows past M
-// (Fp8SwappedTokenTiles, sm90_configs.h; docs/gemm.md, "M = 193–768: the
-// swapped stream-K tiles in three to eight token tiles").
+// tile_waves.h, which the dispatch reads too); int8 80 or 96 columns,
+// precise fp8 8·⌈M / (8·tiles)⌉ = 72–96 (with_int8_token_width,
+// with_fp8_token_width in sm90_swapped.cuh; Fp8SwappedTokenTiles,
+// sm90_configs.h; docs/gemm.md, "M = 193–768: the swapped stream-K tiles in
+// three to eight token tiles").
 template <class Output>
 bool run_swapped_token_tiles_stream_k(const ScaledMmArgs& args, int sm_count) {
   const int64_t tiles = swapped_token_tiles(args.m, args.n, sm_count);
   if (args.input_dtype == DType::kInt8) {
-    return args.m <= 80 * tiles ? run_swapped_stream_k_config<SwappedStreamK<80>, int8_t, Output>(args, sm_count)
-                                : run_swapped_stream_k_config<SwappedStreamK<96>, int8_t, Output>(args, sm_count);
+    return with_int8_token_width(args.m, tiles, [&](auto tokens) {
+      return run_swapped_stream_k_config<SwappedStreamK<decltype(tokens)::value>, int8_t, Output>(args, sm_count);
+    });
   }
   return with_fp8_token_width(args.m, tiles, [&](auto tokens) {
     return run_swapped_stream_k_config<Fp8SwappedTokenTiles<decltype(tokens)::value>, cutlass::float_e4m3_t, Output>(
