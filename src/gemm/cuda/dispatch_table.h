@@ -51,6 +51,9 @@ enum class Waves : uint8_t {
   kSwappedFills,
   // The swapped tiles in token halves fit one wave (swapped_halves_fit_one_wave).
   kSwappedHalvesOneWave,
+  // M = 240–256 and 128×96 tiles fill nine tenths of one wave or more
+  // (wide96_pairs_fill_one_wave).
+  kWide96PairsFill,
 };
 
 struct GemmRule {
@@ -81,6 +84,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kDecodeWgmmaFillsTheGpu: return decode_wgmma_fills_the_gpu(n, sm_count);
     case Waves::kSwappedFills: return swapped_tiles_fill(n, sm_count);
     case Waves::kSwappedHalvesOneWave: return swapped_halves_fit_one_wave(n, sm_count);
+    case Waves::kWide96PairsFill: return wide96_pairs_fill_one_wave(m, n, sm_count);
   }
   return false;
 }
@@ -263,6 +267,12 @@ constexpr GemmRule kSm90Int8Rules[] = {
      Waves::kAny, kSm90Int8Model},
     // With a workspace, M = 193–256 at N = 4225–5632 on 132 SMs runs the swapped stream-K tiles in
     // token thirds before these rules (swapped_stream_k_takes, table_kernel below).
+    {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
+     "M = 240–256 where 128×96 tiles fill nine tenths of one wave or more (N = 5665–6336 on 132 SMs): "
+     "the two token tiles of each weight tile share it in a cluster of 2×1 — H200, against 128×128 "
+     "ping-pong in the same call: 256×6144×4096 17.6 → 15.6 µs, 256×6144×14336 41.9 → 36.5, "
+     "256×6336×8192 27.8 → 25.2; at M = 224 0.94–1.02× (bench/results/gemm-h200-wide96-pairs-exp-*.json)",
+     Waves::kWide96PairsFill},
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
      "M = 193–256, N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on "
      "132 SMs): four 64-row tiles sharing the weight tile by multicast in pairs (128 CTAs at N = "
@@ -389,6 +399,11 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "the tile model's pick (kSm90Fp8Tiles) — 136×28672×4096 75.5 → 59.5 µs, 136×57344×8192 302.1 → "
      "239.8 (128×192)",
      Waves::kAny, kSm90Fp8Model},
+    {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
+     "M = 240–256 where 128×96 tiles fill nine tenths of one wave or more, as for int8 — H200, against "
+     "the 128×128 cooperative tile in the same call: 256×6144×8192 28.0 → 25.8 µs, 256×6144×14336 42.9 "
+     "→ 39.1, 256×6336×4096 17.7 → 16.4 (bench/results/gemm-h200-wide96-pairs-exp-*.json)",
+     Waves::kWide96PairsFill},
     {256, 0, kAnyN, GemmKernel::kSm90Wide192,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "
      "129×10240×8192 67.7 → 50.8 µs, 192×… 58.4 → 46.1, 256×… 55.6 → 46.0",
@@ -463,7 +478,8 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
          kernel == GemmKernel::kSm90Square ||
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
          kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
-         kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 || kernel == GemmKernel::kSm90Wide96x4;
+         kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 || kernel == GemmKernel::kSm90Wide96x4 ||
+         kernel == GemmKernel::kSm90Wide96Pairs;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -484,6 +500,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Thin48:
     case GemmKernel::kSm90Wide80x4:
     case GemmKernel::kSm90Wide96x4:
+    case GemmKernel::kSm90Wide96Pairs:
     case GemmKernel::kSm90Swapped:
     case GemmKernel::kSm90SwappedStreamK:
     case GemmKernel::kSm90SwappedHalves:

@@ -286,14 +286,16 @@ bool run_one_wave(const ScaledMmArgs& args, int sm_count) {
       args, sm_count);
 }
 
-// The one-wave tiles (kSm90Wide80, kSm90Wide96) for the call's input: int8,
-// precise fp8 or fast fp8; false for other kernels. Instantiated only by
-// sm90_one_wave_*.cu.
+// The one-wave tiles (kSm90Wide80, kSm90Wide96, and kSm90Wide96Pairs in
+// clusters of 2×1) for the call's input: int8, precise fp8 or fast fp8; false
+// for other kernels. Instantiated only by sm90_one_wave_*.cu.
 template <class Output>
 bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
     case GemmKernel::kSm90Wide80: return run_one_wave<80, Output>(args, sm_count);
     case GemmKernel::kSm90Wide96: return run_one_wave<96, Output>(args, sm_count);
+    case GemmKernel::kSm90Wide96Pairs:
+      return run_for_input<OneWavePairs<96>, Fp8OneWavePairs<96>, Fp8FastOneWavePairs<96>, Output>(args, sm_count);
     default: return false;
   }
 }
