@@ -52,13 +52,13 @@ void expect_picks(const GemmRule (&rules)[N], std::initializer_list<Pick> picks,
 }
 
 TEST(GemmDispatchTable, WavePredicates) {
-  // 128×96 tiles in token pairs: M = 240–256, 2·⌈N/96⌉ in (0.9 · 132, 132].
+  // 128×96 tiles in token pairs: M = 232–256, 2·⌈N/96⌉ in (0.9 · 132, 132].
   EXPECT_TRUE(detail::wide96_pairs_fill_one_wave(256, 6144, kH100Sms));
-  EXPECT_TRUE(detail::wide96_pairs_fill_one_wave(240, 5665, kH100Sms));
+  EXPECT_TRUE(detail::wide96_pairs_fill_one_wave(232, 5665, kH100Sms));
   EXPECT_TRUE(detail::wide96_pairs_fill_one_wave(256, 6336, kH100Sms));
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(256, 5664, kH100Sms));
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(256, 6337, kH100Sms));
-  EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(239, 6144, kH100Sms));
+  EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(231, 6144, kH100Sms));
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(257, 6144, kH100Sms));  // three token tiles
   // 64×64 tiles in one wave: M ≤ 64 up to N = 132·64 = 8448.
   EXPECT_TRUE(detail::small_tiles_fit_one_wave(64, 8448, kH100Sms));
@@ -656,12 +656,12 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {193, 4224, GemmKernel::kSm90Narrow2x1},  // 132 tiles of 64×128: one wave
                 {200, 4225, GemmKernel::kSm90Square},     // 136: 128×128 ping-pong from 1–1.5 waves
                 {256, 5120, GemmKernel::kSm90Square},
-                {256, 6144, GemmKernel::kSm90Wide96Pairs},  // M = 240–256: 128 tiles of 128×96 in pairs
-                {240, 5665, GemmKernel::kSm90Wide96Pairs},  // 120 tiles: more than nine tenths of 132
+                {256, 6144, GemmKernel::kSm90Wide96Pairs},  // M = 232–256: 128 tiles of 128×96 in pairs
+                {232, 5665, GemmKernel::kSm90Wide96Pairs},  // 120 tiles: more than nine tenths of 132
                 {256, 6336, GemmKernel::kSm90Wide96Pairs},  // 132: one wave
                 {256, 5664, GemmKernel::kSm90Square},       // 118: not nine tenths
                 {256, 6337, GemmKernel::kSm90Square},       // 134: two waves
-                {239, 6144, GemmKernel::kSm90Square},       // the second token tile under seven eighths
+                {231, 6144, GemmKernel::kSm90Square},       // the second token tile under 104 rows
                 {129, 10240, GemmKernel::kSm90Wide192},  // 160 swapped tiles: 61 % of two waves
                 {160, 11008, GemmKernel::kSm90Wide192},  // 172: 65 %; the tile model
                 {160, 28672, GemmKernel::kSm90Swapped},  // M = 129–192 where the swapped tiles fill
@@ -729,9 +729,9 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {192, 57344, GemmKernel::kSm90Swapped},
                 {192, 8192, GemmKernel::kSm90Swapped},
                 {129, 6144, GemmKernel::kSm90Swapped},
-                {256, 6144, GemmKernel::kSm90Wide96Pairs},  // M = 240–256, as for int8
-                {240, 6336, GemmKernel::kSm90Wide96Pairs},
-                {239, 6144, GemmKernel::kSm90Coop128},
+                {256, 6144, GemmKernel::kSm90Wide96Pairs},  // M = 232–256, as for int8
+                {232, 6336, GemmKernel::kSm90Wide96Pairs},
+                {231, 6144, GemmKernel::kSm90Coop128},
                 {256, 6337, GemmKernel::kSm90Coop128},
                 {256, 28672, GemmKernel::kSm90Coop128},
                 // M > 256: the tile the tile model picks (kSm90Fp8Tiles)
@@ -771,7 +771,7 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 5120, GemmKernel::kSm90Square},  // the fast 128×128 tile past one wave of 64×128
                 {256, 6144, GemmKernel::kSm90Wide96Pairs},  // its fast build
-                {239, 6144, GemmKernel::kSm90Square},
+                {231, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide192},
                 {257, 4096, GemmKernel::kSm90Wide192},
                 {384, 10240, GemmKernel::kSm90Wide1x2},

@@ -51,7 +51,7 @@ enum class Waves : uint8_t {
   kSwappedFills,
   // The swapped tiles in token halves fit one wave (swapped_halves_fit_one_wave).
   kSwappedHalvesOneWave,
-  // M = 240–256 and 128×96 tiles fill nine tenths of one wave or more
+  // M = 232–256 and 128×96 tiles fill nine tenths of one wave or more
   // (wide96_pairs_fill_one_wave).
   kWide96PairsFill,
 };
@@ -268,10 +268,11 @@ constexpr GemmRule kSm90Int8Rules[] = {
     // With a workspace, M = 193–256 at N = 4225–5632 on 132 SMs runs the swapped stream-K tiles in
     // token thirds before these rules (swapped_stream_k_takes, table_kernel below).
     {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
-     "M = 240–256 where 128×96 tiles fill nine tenths of one wave or more (N = 5665–6336 on 132 SMs): "
+     "M = 232–256 where 128×96 tiles fill nine tenths of one wave or more (N = 5665–6336 on 132 SMs): "
      "the two token tiles of each weight tile share it in a cluster of 2×1 — H200, against 128×128 "
      "ping-pong in the same call: 256×6144×4096 17.6 → 15.6 µs, 256×6144×14336 41.9 → 36.5, "
-     "256×6336×8192 27.8 → 25.2; at M = 224 0.94–1.02× (bench/results/gemm-h200-wide96-pairs-exp-*.json)",
+     "256×6336×8192 27.8 → 25.2, 232×5760×4096 17.5 → 15.4; at M = 224 0.94–1.02× "
+     "(bench/results/gemm-h200-wide96-pairs-exp-*.json, gemm-h200-wide96-pairs-dispatch-6fd29b5.json)",
      Waves::kWide96PairsFill},
     {256, 0, 6143, GemmKernel::kSm90Narrow2x1,
      "M = 193–256, N < 6144 where 64×128 tiles do not need one to one and a half waves (N ≤ 4224 on "
@@ -400,9 +401,10 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "239.8 (128×192)",
      Waves::kAny, kSm90Fp8Model},
     {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
-     "M = 240–256 where 128×96 tiles fill nine tenths of one wave or more, as for int8 — H200, against "
+     "M = 232–256 where 128×96 tiles fill nine tenths of one wave or more, as for int8 — H200, against "
      "the 128×128 cooperative tile in the same call: 256×6144×8192 28.0 → 25.8 µs, 256×6144×14336 42.9 "
-     "→ 39.1, 256×6336×4096 17.7 → 16.4 (bench/results/gemm-h200-wide96-pairs-exp-*.json)",
+     "→ 39.1, 256×6336×4096 17.7 → 16.4, 232×6144×14336 42.3 → 38.8 "
+     "(bench/results/gemm-h200-wide96-pairs-exp-*.json, gemm-h200-wide96-pairs-dispatch-6fd29b5.json)",
      Waves::kWide96PairsFill},
     {256, 0, kAnyN, GemmKernel::kSm90Wide192,
      "M ≤ 256 where 128×128 tiles need 1–1.5 waves (N = 10240): 128×192 tiles in one wave — "

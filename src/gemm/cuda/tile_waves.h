@@ -57,19 +57,20 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
          tile_count(m, n, 64, 128) > sm_count;
 }
 
-// True at M = 240–256, two token tiles of 128 (the second at least seven
-// eighths full), where their 2·⌈N/96⌉ tiles of 128×96 fill more than nine
-// tenths of one wave: N = 5665–6336 on 132 SMs (N = 6144: 128 tiles against
-// 96 of 128×128). There the two token tiles of a weight tile, in a cluster of
+// True at M = 232–256, two token tiles of 128 (the second at least 104
+// rows), where their 2·⌈N/96⌉ tiles of 128×96 fill more than nine tenths of
+// one wave: N = 5665–6336 on 132 SMs (N = 6144: 128 tiles against 96 of
+// 128×128). There the two token tiles of a weight tile, in a cluster of
 // 2×1, share it by multicast (kSm90Wide96Pairs) — H200, against the 128×128
-// tiles the table ran, M = 256 at N = 6144 / 6336: 0.87–0.93× the time
-// (256×6144×14336 int8 41.9 → 36.5 µs, precise fp8 42.9 → 39.1, fast fp8
-// 42.2 → 37.2); at M = 224 0.93–1.03×, at M = 200 (a second tile of 72 rows)
+// tiles the table ran, M ∈ {232, 240, 248, 256} × N ∈ {5760, 6144, 6336}:
+// 0.87–0.93× the time (256×6144×14336 int8 41.6 → 36.3 µs, precise fp8
+// 42.5 → 39.1, fast fp8 41.6 → 37.1; bench/results/gemm-h200-wide96-pairs-
+// dispatch-6fd29b5.json); at M = 224 (96 rows) 0.93–1.03×, at M = 200
 // 1.03–1.12×; at N = 4800 (100 tiles) precise fp8 gained nothing
 // (bench/results/gemm-h200-wide96-pairs-exp-*.json).
 constexpr bool wide96_pairs_fill_one_wave(int64_t m, int64_t n, int sm_count) {
   const int64_t tiles = tile_count(m, n, 128, 96);
-  return m >= 240 && m <= 256 && tiles <= sm_count && 10 * tiles > 9 * static_cast<int64_t>(sm_count);
+  return m >= 232 && m <= 256 && tiles <= sm_count && 10 * tiles > 9 * static_cast<int64_t>(sm_count);
 }
 
 // kSm90Swapped's tiles: 64 weight channels each, dealt in clusters of two.
