@@ -304,11 +304,11 @@ using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
 // The same tiles in clusters of 2×1 (kSm90Wide96Pairs): at M = 232–256 the
 // two token tiles of a weight tile share it by multicast, where 1×2 shares
-// the token tile between two weight tiles — a CTA then asks L2 for 16 KB of
-// tokens and 6 KB of weight per k-tile instead of 8 KB and 12 KB, and the
-// weight tiles, not the tokens, are what the GPU streams from DRAM
-// (tile_waves.h, wide96_pairs_fill_one_wave; docs/gemm.md, "M = 232–256:
-// the 128×96 tiles in token pairs").
+// the token tile between two weight tiles. A CTA asks L2 for 16 KB of tokens
+// and 6 KB of weight per k-tile instead of 8 and 12 — more bytes, yet 0.86–
+// 0.93× the time there; that sharing the operand streamed from DRAM is what
+// pays is a guess, not measured (tile_waves.h, wide96_pairs_fill_one_wave;
+// docs/gemm.md, "M = 232–256: the 128×96 tiles in token pairs").
 template <int kN>
 using OneWavePairs = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_2, _1, _1>,
                             cutlass::gemm::KernelTmaWarpSpecializedCooperative,

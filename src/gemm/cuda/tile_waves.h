@@ -63,7 +63,7 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 // 128×128). There the two token tiles of a weight tile, in a cluster of
 // 2×1, share it by multicast (kSm90Wide96Pairs) — H200, against the 128×128
 // tiles the table ran, M ∈ {232, 240, 248, 256} × N ∈ {5760, 6144, 6336}:
-// 0.87–0.93× the time (256×6144×14336 int8 41.6 → 36.3 µs, precise fp8
+// 0.86–0.93× the time (256×6144×14336 int8 41.6 → 36.3 µs, precise fp8
 // 42.5 → 39.1, fast fp8 41.6 → 37.1; bench/results/gemm-h200-wide96-pairs-
 // dispatch-6fd29b5.json); at M = 224 (96 rows) 0.93–1.03×, at M = 200
 // 1.03–1.12×; at N = 4800 (100 tiles) precise fp8 gained nothing
