@@ -15,6 +15,14 @@ constexpr int64_t tile_count(int64_t m, int64_t n, int64_t tile_m, int64_t tile_
   return ceil_div(m, tile_m) * ceil_div(n, tile_n);
 }
 
+// True when `tiles` CTAs of one per SM fit one wave on `sm_count` SMs and
+// fill more than nine tenths of it (the 64-channel quarters, the 128×96
+// tiles in token pairs).
+constexpr bool fill_most_of_one_wave(int64_t tiles, int sm_count) {
+  const int64_t sms = sm_count;
+  return tiles <= sms && 10 * tiles > 9 * sms;
+}
+
 // True when 128×128 tiles need between one and one and a half waves (e.g.
 // 256×10240: 160 tiles on 132 SMs), where a second, mostly idle wave costs
 // nearly as much as the first.
@@ -69,8 +77,7 @@ constexpr bool wide96_fills_one_wave(int64_t m, int64_t n, int sm_count) {
 // 1.03–1.12×; at N = 4800 (100 tiles) precise fp8 gained nothing
 // (bench/results/gemm-h200-wide96-pairs-exp-*.json).
 constexpr bool wide96_pairs_fill_one_wave(int64_t m, int64_t n, int sm_count) {
-  const int64_t tiles = tile_count(m, n, 128, 96);
-  return m >= 232 && m <= 256 && tiles <= sm_count && 10 * tiles > 9 * static_cast<int64_t>(sm_count);
+  return m >= 232 && m <= 256 && fill_most_of_one_wave(tile_count(m, n, 128, 96), sm_count);
 }
 
 // kSm90Swapped's tiles: 64 weight channels each, dealt in clusters of two.
@@ -176,8 +183,7 @@ constexpr int64_t kSwappedHalvesQuartersInt8RaggedMaxK = 4096;
 constexpr bool swapped_halves_quarters_take(int64_t m, int64_t n, int64_t k, int sm_count, bool int8) {
   if (m <= 256 || m > kSwappedHalvesQuartersMaxM || k > kSwappedHalvesQuartersMaxK || sm_count <= 0) return false;
   if (int8 && m <= 288 && k > kSwappedHalvesQuartersInt8RaggedMaxK) return false;
-  const int64_t tiles = 4 * ceil_div(n, 64), sms = sm_count;
-  return tiles <= sms && 10 * tiles > 9 * sms;
+  return fill_most_of_one_wave(4 * ceil_div(n, 64), sm_count);
 }
 
 // True where Hopper runs kSm90SwappedStreamK when the call brings a
