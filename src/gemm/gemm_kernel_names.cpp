@@ -28,6 +28,7 @@ const char* gemm_kernel_name(GemmKernel kernel) {
     case GemmKernel::kSm90Wide80: return "sm90-128x80-coop-1x2";
     case GemmKernel::kSm90Wide96: return "sm90-128x96-coop-1x2";
     case GemmKernel::kSm90Wide96Pairs: return "sm90-128x96-coop-2x1";
+    case GemmKernel::kSm90Wide80Pairs: return "sm90-128x80-coop-2x1";
     case GemmKernel::kSm90Thin48: return "sm90-64x48-pingpong-1x4";
     case GemmKernel::kSm90Wide80x4: return "sm90-128x80-coop-1x4";
     case GemmKernel::kSm90Wide96x4: return "sm90-128x96-coop-1x4";

@@ -1000,7 +1000,7 @@ TEST(GemmDispatchTable, UnalignedOutputKernels) {
                        GemmKernel::kSm90Wide192, GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2,
                        GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96, GemmKernel::kSm90Thin48,
                        GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4, GemmKernel::kSm90Wide96Pairs,
-                       GemmKernel::kSm90Swapped,
+                       GemmKernel::kSm90Wide80Pairs, GemmKernel::kSm90Swapped,
                        GemmKernel::kSm90SwappedStreamK, GemmKernel::kSm90SwappedHalves,
                        GemmKernel::kSm90SwappedHalvesStreamK}) {
     EXPECT_EQ(detail::unaligned_output_kernel(k), GemmKernel::kSm90Direct) << static_cast<int>(k);

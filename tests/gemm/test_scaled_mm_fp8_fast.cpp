@@ -305,7 +305,7 @@ TEST(ScaledMmFp8FastKernels, EveryEpilogueMatchesCpu) {
                                         detail::GemmKernel::kSm90Small2x1, detail::GemmKernel::kSm90Wide80,
                                         detail::GemmKernel::kSm90Wide96,  detail::GemmKernel::kSm90Thin48,
                                         detail::GemmKernel::kSm90Wide80x4, detail::GemmKernel::kSm90Wide96x4,
-                                        detail::GemmKernel::kSm90Wide96Pairs};
+                                        detail::GemmKernel::kSm90Wide80Pairs, detail::GemmKernel::kSm90Wide96Pairs};
   for (detail::GemmKernel kernel : kernels) {
     for (const FastShape& s : {FastShape{1, 48, 80}, FastShape{130, 272, 208}, FastShape{300, 400, 528}}) {
       for (DType out : {DType::kBFloat16, DType::kFloat16}) {

@@ -96,7 +96,7 @@ std::vector<KernelCase> kernel_cases() {
                                 GemmKernel::kSm90Coop128, GemmKernel::kSm90Wide1x2, GemmKernel::kSm80Large,  GemmKernel::kSm80Small, GemmKernel::kSm90Direct,
                                 GemmKernel::kSm90SkinnyStream, GemmKernel::kSm90Wide80, GemmKernel::kSm90Wide96,
                                 GemmKernel::kSm90Thin48, GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4,
-                                GemmKernel::kSm90Wide96Pairs};
+                                GemmKernel::kSm90Wide80Pairs, GemmKernel::kSm90Wide96Pairs};
   for (GemmKernel kernel : kernels) {
     if (kernel == GemmKernel::kSm90SkinnyStream) {
       // M ≤ 16 only, M on both sides of 8 (transposed / plain). K: one
@@ -140,11 +140,11 @@ std::vector<KernelCase> kernel_cases() {
       cases.push_back({kernel, 65, 2000, 528});
       cases.push_back({kernel, 200, 1200, 400});
     }
-    if (kernel == GemmKernel::kSm90Wide96Pairs) {
-      // What it is for: two 128-row M tiles over many 96-column N tiles,
-      // the pair sharing each weight tile (M = 256 full, 232 with 24 rows
-      // past M in the second), the last N tile ragged (1000 columns: 10.4
-      // tiles); an odd count of M tiles leaves the last cluster's second
+    if (kernel == GemmKernel::kSm90Wide80Pairs || kernel == GemmKernel::kSm90Wide96Pairs) {
+      // What they are for: two 128-row M tiles over many 80- or 96-column N
+      // tiles, the pair sharing each weight tile (M = 256 full, 232 with 24
+      // rows past M in the second), the last N tile ragged (1000 columns:
+      // 12.5 tiles of 80, 10.4 of 96); an odd count of M tiles leaves the last cluster's second
       // CTA past M (M = 300: three tiles), and one M tile pairs with a CTA
       // wholly past M — neither of which the dispatch sends it.
       cases.push_back({kernel, 256, 1000, 1040});

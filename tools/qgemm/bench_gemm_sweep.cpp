@@ -14,7 +14,7 @@ const std::vector<GemmKernel>& gemm_sweep_kernels() {
       GemmKernel::kSm90Wide1x2,  GemmKernel::kSm90Wide192,      GemmKernel::kSm90Coop128,  GemmKernel::kSm80Small,
       GemmKernel::kSm80Large,    GemmKernel::kSm90Direct,       GemmKernel::kSm90StreamK,  GemmKernel::kSm90Decode,
       GemmKernel::kSm90Wide80,   GemmKernel::kSm90Wide96,       GemmKernel::kSm90Wide80x4, GemmKernel::kSm90Wide96x4,
-      GemmKernel::kSm90Wide96Pairs,
+      GemmKernel::kSm90Wide80Pairs,   GemmKernel::kSm90Wide96Pairs,
       GemmKernel::kSm90Thin48,   GemmKernel::kSm90DecodeWgmma,  GemmKernel::kSm90Swapped,  GemmKernel::kSm90SwappedStreamK,
       GemmKernel::kSm90SwappedHalves, GemmKernel::kSm90SwappedHalvesStreamK,
       GemmKernel::kFallback};

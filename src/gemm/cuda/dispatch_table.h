@@ -481,7 +481,7 @@ constexpr bool has_fp8_fast_variant(GemmKernel kernel) {
          kernel == GemmKernel::kSm90Narrow || kernel == GemmKernel::kSm90Small1x2 || kernel == GemmKernel::kSm90Small2x1 ||
          kernel == GemmKernel::kSm90StreamK || kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
          kernel == GemmKernel::kSm90Thin48 || kernel == GemmKernel::kSm90Wide80x4 || kernel == GemmKernel::kSm90Wide96x4 ||
-         kernel == GemmKernel::kSm90Wide96Pairs;
+         kernel == GemmKernel::kSm90Wide80Pairs || kernel == GemmKernel::kSm90Wide96Pairs;
 }
 
 // The Hopper CUTLASS kernels that store D through TMA.
@@ -502,6 +502,7 @@ constexpr bool is_sm90_tma_kernel(GemmKernel kernel) {
     case GemmKernel::kSm90Thin48:
     case GemmKernel::kSm90Wide80x4:
     case GemmKernel::kSm90Wide96x4:
+    case GemmKernel::kSm90Wide80Pairs:
     case GemmKernel::kSm90Wide96Pairs:
     case GemmKernel::kSm90Swapped:
     case GemmKernel::kSm90SwappedStreamK:

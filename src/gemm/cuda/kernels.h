@@ -48,8 +48,9 @@ enum class GemmKernel : uint8_t {
   kSm90SwappedHalvesStreamK,  // M = 129–192: the tokens in two swapped tiles, 128×T×128 cooperative, T = 80
                               // or 96, cluster 1×2, stream-K (needs the call's workspace)
   kSm90Wide96Pairs,  // kSm90Wide96's tile with cluster 2×1: M = 232–256, the two token tiles share the weight tile
+  kSm90Wide80Pairs,  // kSm90Wide80's tile with cluster 2×1, as kSm90Wide96Pairs
 };
-constexpr int kGemmKernelCount = 28;
+constexpr int kGemmKernelCount = 29;
 const char* gemm_kernel_name(GemmKernel kernel);
 
 // Launchers: enqueue the GEMM and return true, or return false when the
@@ -70,7 +71,7 @@ bool sm90_fp8fast_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count
 // args.fp8_fast_accum); data-parallel where args.workspace is too small.
 bool sm90_streamk_bf16(const ScaledMmArgs& args, int sm_count);
 bool sm90_streamk_fp16(const ScaledMmArgs& args, int sm_count);
-// kSm90Wide80, kSm90Wide96 and kSm90Wide96Pairs: int8, precise fp8 or fast fp8
+// kSm90Wide80, kSm90Wide96 and their pairs (kSm90Wide80Pairs, kSm90Wide96Pairs): int8, precise fp8 or fast fp8
 // (args.input_dtype, args.fp8_fast_accum); false for any other kernel.
 bool sm90_one_wave_bf16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);
 bool sm90_one_wave_fp16(GemmKernel kernel, const ScaledMmArgs& args, int sm_count);

@@ -100,7 +100,7 @@ bool try_kernel(GemmKernel kernel, const ScaledMmArgs& args, const CudaDeviceInf
     }
     // The one-wave tiles: one launcher per output for all three inputs.
     if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 ||
-        kernel == GemmKernel::kSm90Wide96Pairs) {
+        kernel == GemmKernel::kSm90Wide80Pairs || kernel == GemmKernel::kSm90Wide96Pairs) {
       return bf16 ? sm90_one_wave_bf16(kernel, args, info.sm_count) : sm90_one_wave_fp16(kernel, args, info.sm_count);
     }
     // The swapped tiles, whole, in token halves or on the stream-K scheduler: one launcher

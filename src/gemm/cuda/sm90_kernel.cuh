@@ -286,16 +286,22 @@ bool run_one_wave(const ScaledMmArgs& args, int sm_count) {
       args, sm_count);
 }
 
-// The one-wave tiles (kSm90Wide80, kSm90Wide96, and kSm90Wide96Pairs in
-// clusters of 2×1) for the call's input: int8, precise fp8 or fast fp8; false
-// for other kernels. Instantiated only by sm90_one_wave_*.cu.
+// The one-wave tile 128×kN in clusters of 2×1 (the token-tile pairs).
+template <int kN, class Output>
+bool run_one_wave_pairs(const ScaledMmArgs& args, int sm_count) {
+  return run_for_input<OneWavePairs<kN>, Fp8OneWavePairs<kN>, Fp8FastOneWavePairs<kN>, Output>(args, sm_count);
+}
+
+// The one-wave tiles (kSm90Wide80, kSm90Wide96, and both in clusters of 2×1:
+// kSm90Wide80Pairs, kSm90Wide96Pairs) for the call's input: int8, precise fp8
+// or fast fp8; false for other kernels. Instantiated only by sm90_one_wave.cu.
 template <class Output>
 bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
     case GemmKernel::kSm90Wide80: return run_one_wave<80, Output>(args, sm_count);
     case GemmKernel::kSm90Wide96: return run_one_wave<96, Output>(args, sm_count);
-    case GemmKernel::kSm90Wide96Pairs:
-      return run_for_input<OneWavePairs<96>, Fp8OneWavePairs<96>, Fp8FastOneWavePairs<96>, Output>(args, sm_count);
+    case GemmKernel::kSm90Wide80Pairs: return run_one_wave_pairs<80, Output>(args, sm_count);
+    case GemmKernel::kSm90Wide96Pairs: return run_one_wave_pairs<96, Output>(args, sm_count);
     default: return false;
   }
 }

@@ -1,7 +1,7 @@
 // Hopper scaled GEMM instantiations: the one-wave tiles 128×80 and 128×96
-// in clusters of 1×2 (kSm90Wide80, kSm90Wide96) and 128×96 in clusters of
-// 2×1 (kSm90Wide96Pairs; sm90_configs.h) for int8, precise fp8 and fast fp8,
-// bf16 and fp16 outputs: 18 kernels.
+// in clusters of 1×2 (kSm90Wide80, kSm90Wide96) and of 2×1 (kSm90Wide80Pairs,
+// kSm90Wide96Pairs; sm90_configs.h) for int8, precise fp8 and fast fp8, bf16
+// and fp16 outputs: 24 kernels.
 //
 // CUTLASS offers the wgmma atoms whose N is outside its standard set (here
 // 64×80) only with this switch; without it the collective builder tiles 80
