@@ -60,6 +60,14 @@ TEST(GemmDispatchTable, WavePredicates) {
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(256, 6337, kH100Sms));
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(231, 6144, kH100Sms));
   EXPECT_FALSE(detail::wide96_pairs_fill_one_wave(257, 6144, kH100Sms));  // three token tiles
+  // 128×80 tiles in token pairs: M = 224–256, 2·⌈N/80⌉ in [5/6 · 132, 132].
+  EXPECT_TRUE(detail::wide80_pairs_fill_one_wave(256, 4321, kH100Sms));   // 110 tiles: five sixths
+  EXPECT_TRUE(detail::wide80_pairs_fill_one_wave(224, 4800, kH100Sms));   // 120
+  EXPECT_TRUE(detail::wide80_pairs_fill_one_wave(256, 5280, kH100Sms));   // 132: one wave
+  EXPECT_FALSE(detail::wide80_pairs_fill_one_wave(256, 4320, kH100Sms));  // 108
+  EXPECT_FALSE(detail::wide80_pairs_fill_one_wave(256, 5281, kH100Sms));  // 134: two waves
+  EXPECT_FALSE(detail::wide80_pairs_fill_one_wave(223, 4800, kH100Sms));  // the second token tile under 96 rows
+  EXPECT_FALSE(detail::wide80_pairs_fill_one_wave(257, 4800, kH100Sms));  // three token tiles
   // 64×64 tiles in one wave: M ≤ 64 up to N = 132·64 = 8448.
   EXPECT_TRUE(detail::small_tiles_fit_one_wave(64, 8448, kH100Sms));
   EXPECT_FALSE(detail::small_tiles_fit_one_wave(64, 8464, kH100Sms));
@@ -371,6 +379,13 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   EXPECT_FALSE(swapped_stream_k_takes(200, 5120, 2047, kH100Sms));   // K < 2048
   EXPECT_FALSE(swapped_stream_k_takes(240, 5120, 8192, 0));          // no SM count
   EXPECT_TRUE(swapped_stream_k_takes(240, 3840, 8192, 114));         // 90 tiles on 114 SMs
+  // … except at M = 248–256 where the 128×80 tiles in token pairs fill five
+  // sixths of one wave (N = 4321–5280 on 132 SMs).
+  EXPECT_FALSE(swapped_stream_k_takes(256, 4800, 8192, kH100Sms));   // 120 tiles of 128×80
+  EXPECT_FALSE(swapped_stream_k_takes(248, 4321, 2048, kH100Sms));   // 110
+  EXPECT_TRUE(swapped_stream_k_takes(247, 4800, 8192, kH100Sms));    // the second token tile under 120 rows
+  EXPECT_TRUE(swapped_stream_k_takes(256, 4320, 8192, kH100Sms));    // 108: under five sixths
+  EXPECT_TRUE(swapped_stream_k_takes(256, 5281, 8192, kH100Sms));    // 134: two waves of them
   // M = 257–768: four token tiles up to M = 384, ⌈M/96⌉ above, three at M =
   // 257–288 where four leave one wave; in one wave, from K = 2048, filling
   // at least 70 % of it or with 15 k-tiles per SM (tiles·⌈K/128⌉ ≥ 1980 on
@@ -436,7 +451,9 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   //     workspace the twin from K = 8192, at M ≤ 160 the swapped stream-K
   //     tiles;
   //   - M = 193–256, N = 4225–5632: with a workspace, from K = 2048, the
-  //     swapped stream-K tiles in token thirds; else the 128-row tiles;
+  //     swapped stream-K tiles in token thirds, but at M = 248–256, N =
+  //     4321–5280 the 128×80 tiles in token pairs; without one those pairs
+  //     from M = 224, else the 128-row tiles;
   //   - M = 257–768: the same in four to eight token tiles (three at M =
   //     257–288 where four leave one wave), where they fit one wave and
   //     fill 70 % of it or bring 15 k-tiles per SM; at M = 257–384 up to two
@@ -448,7 +465,7 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
   };
   constexpr GemmKernel kStreamK = GemmKernel::kSm90SwappedStreamK, kHalves = GemmKernel::kSm90SwappedHalves,
                        kTwin = GemmKernel::kSm90SwappedHalvesStreamK, kWhole = GemmKernel::kSm90Swapped,
-                       kNarrow = GemmKernel::kSm90Narrow;
+                       kNarrow = GemmKernel::kSm90Narrow, kPairs80 = GemmKernel::kSm90Wide80Pairs;
   const Case cases[] = {
       {136, 10240, 8192, true, kStreamK, kStreamK},
       {160, 4096, 14336, false, kHalves, kHalves},  {160, 4096, 14336, true, kHalves, kHalves},
@@ -462,7 +479,9 @@ TEST(GemmDispatchTable, Sm90SwappedStreamKTakes) {
       {176, 8448, 3968, true, kWhole, kWhole},  // under 32 k-tiles
       {176, 10240, 8192, true, kTwin, kTwin},   {160, 10240, 8192, true, kStreamK, kStreamK},
       {192, 12288, 14336, true, kTwin, kTwin},  {192, 12288, 14336, false, kWhole, kWhole},
-      {200, 5120, 8192, true, kStreamK, kStreamK},  {256, 4352, 2048, true, kStreamK, kStreamK},
+      {200, 5120, 8192, true, kStreamK, kStreamK},  {247, 4352, 2048, true, kStreamK, kStreamK},
+      {256, 4352, 2048, true, kPairs80, kPairs80},  {240, 4800, 8192, true, kStreamK, kStreamK},
+      {240, 4800, 8192, false, kPairs80, kPairs80}, {248, 5280, 14336, true, kPairs80, kPairs80},
       {193, 5632, 14336, true, kStreamK, kStreamK},  {300, 4096, 8192, true, kStreamK, kStreamK},
       {384, 2945, 2048, true, kStreamK, kStreamK},   {257, 4224, 14336, true, kStreamK, kStreamK},
       {272, 5120, 4096, true, kStreamK, kStreamK},   {320, 2048, 14336, true, kStreamK, kStreamK},
@@ -655,7 +674,11 @@ TEST(GemmDispatchTable, Sm90Int8) {
                 {256, 4096, GemmKernel::kSm90Narrow2x1},
                 {193, 4224, GemmKernel::kSm90Narrow2x1},  // 132 tiles of 64×128: one wave
                 {200, 4225, GemmKernel::kSm90Square},     // 136: 128×128 ping-pong from 1–1.5 waves
-                {256, 5120, GemmKernel::kSm90Square},
+                {223, 5120, GemmKernel::kSm90Square},
+                {256, 4320, GemmKernel::kSm90Square},
+                {256, 5120, GemmKernel::kSm90Wide80Pairs},  // M = 224–256: 128 tiles of 128×80 in pairs
+                {224, 4321, GemmKernel::kSm90Wide80Pairs},  // 110: five sixths of 132
+                {256, 5280, GemmKernel::kSm90Wide80Pairs},  // 132: one wave
                 {256, 6144, GemmKernel::kSm90Wide96Pairs},  // M = 232–256: 128 tiles of 128×96 in pairs
                 {232, 5665, GemmKernel::kSm90Wide96Pairs},  // 120 tiles: more than nine tenths of 132
                 {256, 6336, GemmKernel::kSm90Wide96Pairs},  // 132: one wave
@@ -721,7 +744,9 @@ TEST(GemmDispatchTable, Sm90Fp8Precise) {
                 {193, 4096, GemmKernel::kSm90Square},
                 {224, 4224, GemmKernel::kSm90Square},   // 132 tiles of 64×128: one wave
                 {224, 4225, GemmKernel::kSm90Coop128},  // 136: 128×128 cooperative from 1–1.5 waves
-                {256, 5120, GemmKernel::kSm90Coop128},
+                {223, 5120, GemmKernel::kSm90Coop128},
+                {256, 5120, GemmKernel::kSm90Wide80Pairs},  // M = 224–256, as for int8
+                {224, 5280, GemmKernel::kSm90Wide80Pairs},
                 {192, 10240, GemmKernel::kSm90Wide192},
                 {160, 11008, GemmKernel::kSm90Wide192},  // the tile model where the swapped tiles do not fill
                 {160, 28672, GemmKernel::kSm90Swapped},  // M = 129–192 where they do
@@ -769,7 +794,8 @@ TEST(GemmDispatchTable, Sm90Fp8Fast) {
                 {160, 8192, GemmKernel::kSm90Swapped, true},
                 {193, 4096, GemmKernel::kSm90Narrow2x1, true},
                 {256, 4096, GemmKernel::kSm90Narrow2x1, true},
-                {256, 5120, GemmKernel::kSm90Square},  // the fast 128×128 tile past one wave of 64×128
+                {223, 5120, GemmKernel::kSm90Square},  // the fast 128×128 tile past one wave of 64×128
+                {256, 5120, GemmKernel::kSm90Wide80Pairs},  // its fast build
                 {256, 6144, GemmKernel::kSm90Wide96Pairs},  // its fast build
                 {231, 6144, GemmKernel::kSm90Square},
                 {256, 10240, GemmKernel::kSm90Wide192},

@@ -54,6 +54,9 @@ enum class Waves : uint8_t {
   // M = 232–256 and 128×96 tiles fill nine tenths of one wave or more
   // (wide96_pairs_fill_one_wave).
   kWide96PairsFill,
+  // M = 224–256 and 128×80 tiles fill five sixths of one wave or more
+  // (wide80_pairs_fill_one_wave).
+  kWide80PairsFill,
 };
 
 struct GemmRule {
@@ -85,6 +88,7 @@ constexpr bool waves_hold(Waves waves, int64_t m, int64_t n, int sm_count) {
     case Waves::kSwappedFills: return swapped_tiles_fill(n, sm_count);
     case Waves::kSwappedHalvesOneWave: return swapped_halves_fit_one_wave(n, sm_count);
     case Waves::kWide96PairsFill: return wide96_pairs_fill_one_wave(m, n, sm_count);
+    case Waves::kWide80PairsFill: return wide80_pairs_fill_one_wave(m, n, sm_count);
   }
   return false;
 }
@@ -266,7 +270,15 @@ constexpr GemmRule kSm90Int8Rules[] = {
      "280.3 → 214.3, 160×57344×8192 263.4 → 212.3",
      Waves::kAny, kSm90Int8Model},
     // With a workspace, M = 193–256 at N = 4225–5632 on 132 SMs runs the swapped stream-K tiles in
-    // token thirds before these rules (swapped_stream_k_takes, table_kernel below).
+    // token thirds before these rules (swapped_stream_k_takes, table_kernel below), except at
+    // M = 248–256 where the first rule here holds.
+    {256, 0, kAnyN, GemmKernel::kSm90Wide80Pairs,
+     "M = 224–256 where 128×80 tiles fill five sixths of one wave or more (N = 4321–5280 on 132 SMs): "
+     "the token pairs of the next rule on the narrower tile — H200, against 128×128 ping-pong (no "
+     "workspace) 0.77–1.00×, 256×4480×14336 41.0 → 31.6 µs; against the swapped stream-K token "
+     "thirds at M = 256: 256×4480×14336 38.0 → 31.6 µs, 256×4800×4096 16.0 → 14.4, 256×5280×8192 "
+     "26.3 → 22.5 (bench/results/gemm-h200-wide80-pairs-sweep-2b2c471.json)",
+     Waves::kWide80PairsFill},
     {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
      "M = 232–256 where 128×96 tiles fill nine tenths of one wave or more (N = 5665–6336 on 132 SMs): "
      "the two token tiles of each weight tile share it in a cluster of 2×1 — H200, against 128×128 "
@@ -400,6 +412,12 @@ constexpr GemmRule kSm90Fp8Rules[] = {
      "the tile model's pick (kSm90Fp8Tiles) — 136×28672×4096 75.5 → 59.5 µs, 136×57344×8192 302.1 → "
      "239.8 (128×192)",
      Waves::kAny, kSm90Fp8Model},
+    {256, 0, kAnyN, GemmKernel::kSm90Wide80Pairs,
+     "M = 224–256 where 128×80 tiles fill five sixths of one wave or more, as for int8 — H200, against "
+     "the 128×128 cooperative tile (no workspace) 0.81–0.98×, 256×4480×14336 41.2 → 33.5 µs; against "
+     "the swapped stream-K token thirds at M = 256 0.94–0.98×, 256×4800×4096 16.0 → 15.1 "
+     "(bench/results/gemm-h200-wide80-pairs-sweep-2b2c471.json)",
+     Waves::kWide80PairsFill},
     {256, 0, kAnyN, GemmKernel::kSm90Wide96Pairs,
      "M = 232–256 where 128×96 tiles fill nine tenths of one wave or more, as for int8 — H200, against "
      "the 128×128 cooperative tile in the same call: 256×6144×8192 28.0 → 25.8 µs, 256×6144×14336 42.9 "

@@ -80,6 +80,26 @@ constexpr bool wide96_pairs_fill_one_wave(int64_t m, int64_t n, int sm_count) {
   return m >= 232 && m <= 256 && fill_most_of_one_wave(tile_count(m, n, 128, 96), sm_count);
 }
 
+// True at M = 224–256 (a second token tile of 96 rows or more) where the
+// 2·⌈N/80⌉ tiles of 128×80 fit one wave and fill five sixths of it or
+// more: N = 4321–5280 on 132 SMs. There the 128×80 tiles run in token pairs
+// as the 128×96 ones above (kSm90Wide80Pairs) — H200, forced against the
+// table's picks in one call at 2b2c471, M ∈ {224, 232, 240, 256} × N ∈
+// {4480, 4800, 5120, 5280} × K ∈ {4096, 8192, 14336}
+// (bench/results/gemm-h200-wide80-pairs-sweep-2b2c471.json):
+//   - without a workspace, against the 128×128 tiles: 0.77–0.92× the time
+//     at M = 232–256 (int8, precise and fast fp8), 0.86–1.00× at M = 224;
+//   - with one, against the swapped stream-K tiles in token thirds, which
+//     take these shapes first: M = 256 int8 0.83–0.92×, precise fp8
+//     0.94–0.98×, fast fp8 0.89–0.94× (256×4480×14336 int8 38.0 → 31.6 µs),
+//     but M = 240 (112 rows) 0.92–1.06× and M = 232 0.93–1.14×: so the
+//     token thirds yield to the pairs only from M = 248 (120 rows).
+constexpr int64_t kWide80PairsOverTokenThirdsMinM = 248;
+constexpr bool wide80_pairs_fill_one_wave(int64_t m, int64_t n, int sm_count) {
+  const int64_t tiles = tile_count(m, n, 128, 80), sms = sm_count;
+  return m >= 224 && m <= 256 && tiles <= sms && 6 * tiles >= 5 * sms;
+}
+
 // kSm90Swapped's tiles: 64 weight channels each, dealt in clusters of two.
 constexpr int64_t swapped_tile_count(int64_t n) { return round_up(ceil_div(n, 64), 2); }
 
@@ -324,6 +344,7 @@ constexpr bool swapped_token_tiles_take(int64_t m, int64_t n, int64_t k, int sm_
   return 10 * tiles >= 7 * sms || tiles * k_tiles >= kSwappedTokenTilesKTilesPerSm * sms;
 }
 constexpr bool swapped_stream_k_takes(int64_t m, int64_t n, int64_t k, int sm_count) {
+  if (m >= kWide80PairsOverTokenThirdsMinM && wide80_pairs_fill_one_wave(m, n, sm_count)) return false;
   if (m > 192 && m <= kSwappedTokenTilesMaxM) return swapped_token_tiles_take(m, n, k, sm_count);
   if (m <= 128 || m > 192 || sm_count <= 0) return false;
   const int64_t k_tiles = ceil_div(n, 128) * ceil_div(k, 128);
