@@ -144,9 +144,9 @@ std::vector<KernelCase> kernel_cases() {
       // What they are for: two 128-row M tiles over many 80- or 96-column N
       // tiles, the pair sharing each weight tile (M = 256 full, 232 with 24
       // rows past M in the second), the last N tile ragged (1000 columns:
-      // 12.5 tiles of 80, 10.4 of 96); an odd count of M tiles leaves the last cluster's second
-      // CTA past M (M = 300: three tiles), and one M tile pairs with a CTA
-      // wholly past M — neither of which the dispatch sends it.
+      // 12.5 tiles of 80, 10.4 of 96); an odd count of M tiles leaves the
+      // last cluster's second CTA past M (M = 300: three tiles), and one M
+      // tile pairs with a CTA wholly past M — neither of which the dispatch sends it.
       cases.push_back({kernel, 256, 1000, 1040});
       cases.push_back({kernel, 232, 6144, 528});
       cases.push_back({kernel, 100, 480, 208});

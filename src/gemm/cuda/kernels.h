@@ -48,7 +48,7 @@ enum class GemmKernel : uint8_t {
   kSm90SwappedHalvesStreamK,  // M = 129–192: the tokens in two swapped tiles, 128×T×128 cooperative, T = 80
                               // or 96, cluster 1×2, stream-K (needs the call's workspace)
   kSm90Wide96Pairs,  // kSm90Wide96's tile with cluster 2×1: M = 232–256, the two token tiles share the weight tile
-  kSm90Wide80Pairs,  // kSm90Wide80's tile with cluster 2×1, as kSm90Wide96Pairs
+  kSm90Wide80Pairs,  // kSm90Wide80's tile with cluster 2×1: M = 224–256 (with a workspace 248–256), as above
 };
 constexpr int kGemmKernelCount = 29;
 const char* gemm_kernel_name(GemmKernel kernel);

@@ -302,13 +302,13 @@ template <int kN, int kClusterN = 2>
 using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
-// The same tiles in clusters of 2×1 (kSm90Wide96Pairs): at M = 232–256 the
-// two token tiles of a weight tile share it by multicast, where 1×2 shares
-// the token tile between two weight tiles. A CTA asks L2 for 16 KB of tokens
-// and 6 KB of weight per k-tile instead of 8 and 12 — more bytes, yet 0.86–
-// 0.93× the time there; that sharing the operand streamed from DRAM is what
-// pays is a guess, not measured (tile_waves.h, wide96_pairs_fill_one_wave;
-// docs/gemm.md, "M = 232–256: the 128×96 tiles in token pairs").
+// The same tiles in clusters of 2×1 (kSm90Wide80Pairs, kSm90Wide96Pairs): at
+// M = 224–256 the two token tiles of a weight tile share it by multicast,
+// where 1×2 shares the token tile between two weight tiles. The multicast
+// alone would have a CTA ask L2 for 22 KB per k-tile (1×2: 20); measured,
+// 13.8 against 20.2 at 128×96 — the token tile, read by the whole wave at
+// once, reaches the SMs at ~2 per sector read (tile_waves.h; docs/gemm.md,
+// "Why the token pairs ask L2 for less").
 template <int kN>
 using OneWavePairs = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_2, _1, _1>,
                             cutlass::gemm::KernelTmaWarpSpecializedCooperative,
