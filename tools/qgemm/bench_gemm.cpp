@@ -84,7 +84,11 @@ void bench_gemm_cpu(const Options& options, BenchReport& report) {
 }
 
 int cmd_bench_gemm(int argc, char** argv) {
-  const Options options(argc, argv, 3, {"device", "shapes", "fp8", "sweep", "kernels", "rounds", "cooldown", "no-peers", "no-workspace", "json", "warmup", "runs"});
+  const Options options(argc, argv, 3, {"device", "shapes", "fp8", "sweep", "kernels", "rounds", "cooldown", "no-peers", "no-workspace", "json", "warmup", "runs", "epilogue"});
+  const std::string epilogue = options.get("epilogue", "vectors");  // GPU only: bench_gemm_cuda.cu
+  if (epilogue != "vectors" && epilogue != "scalars" && epilogue != "both") {
+    throw std::invalid_argument("--epilogue: expected vectors, scalars or both, got '" + epilogue + "'");
+  }
 #if QGEMM_WITH_CUDA
   gemm_sweep_selection(options.get("kernels", ""));  // an unknown name fails before anything runs
 #endif

@@ -30,12 +30,17 @@
 // --cooldown MS (0): an idle pause before every timing (cuda_bench.h,
 // set_cooldown_ms), so that each implementation starts from the same clock
 // instead of the one its predecessor left.
+// --epilogue vectors|scalars|both (vectors): what qgemm's epilogue reads —
+// per-token and per-channel scales and a bias (the default, the issue's
+// case), or per-tensor scales and no bias (the work cuBLASLt fp8's call does,
+// records "…-scalars"); both: each qgemm call timed both ways, in turn.
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,6 +101,7 @@ struct Context {
   // Decode shapes (M ≤ kSameSizeCopyMaxM): weight bytes → GB/s of a copy
   // moving that traffic (half read, half written), timed once per size.
   std::map<double, double> same_size_copies;
+  bool epilogue_vectors = true, epilogue_scalars = false;  // --epilogue
 };
 
 constexpr int64_t kSameSizeCopyMaxM = 16;
@@ -149,8 +155,10 @@ void merge_shape_rounds(Context& ctx, const ShapeBuffers& s, const std::vector<B
 // qgemm scaled_mm with per-token / per-channel scales and bias, bf16 out; with
 // `kernel`, that kernel forced (the sweep), else the dispatcher's choice.
 // `fast`: fp8 with Fp8Accumulation::kFast ("qgemm-fp8-fast", timed in the same
-// run as cublaslt-fp8 and cublaslt-fp8-fastaccum).
-void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast = false) {
+// run as cublaslt-fp8 and cublaslt-fp8-fastaccum). `scalars`: per-tensor
+// scales and no bias instead (the impl name ends in "-scalars").
+void bench_qgemm_epilogue(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast,
+                          bool scalars) {
   const Device gpu = Device::cuda(0);
   detail::ScaledMmArgs args;
   args.m = s.m, args.n = s.n, args.k = s.k;
@@ -158,9 +166,9 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   args.out_dtype = DType::kBFloat16;
   args.lda = s.k, args.ldb = s.k, args.ldo = s.n;
   args.out = s.out.get();
-  args.scale_a = s.scale_a.as<float>(), args.scale_a_per_token = true;
-  args.scale_b = s.scale_b.as<float>(), args.scale_b_per_channel = true;
-  args.bias = s.bias.get();
+  args.scale_a = (scalars ? s.scalar_a : s.scale_a).as<float>(), args.scale_a_per_token = !scalars;
+  args.scale_b = (scalars ? s.scalar_b : s.scale_b).as<float>(), args.scale_b_per_channel = !scalars;
+  args.bias = scalars ? nullptr : s.bias.get();
   args.fp8_fast_accum = fast && input != DType::kInt8;
   args.device = gpu;
   args.stream = ctx.stream;
@@ -171,9 +179,12 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
   const GemmKernel chosen = kernel ? *kernel : detail::scaled_mm_cuda_kernel(args);
 
   const TensorView out(s.out.get(), DType::kBFloat16, {s.m, s.n}, gpu);
-  const TensorView sa(s.scale_a.get(), DType::kFloat32, {s.m, 1}, gpu);
-  const TensorView sb(s.scale_b.get(), DType::kFloat32, {1, s.n}, gpu);
-  const TensorView bias(s.bias.get(), DType::kBFloat16, {s.n}, gpu);
+  const TensorView sa = scalars ? TensorView(s.scalar_a.get(), DType::kFloat32, {1}, gpu)
+                                 : TensorView(s.scale_a.get(), DType::kFloat32, {s.m, 1}, gpu);
+  const TensorView sb = scalars ? TensorView(s.scalar_b.get(), DType::kFloat32, {1}, gpu)
+                                 : TensorView(s.scale_b.get(), DType::kFloat32, {1, s.n}, gpu);
+  const std::optional<TensorView> bias =
+      scalars ? std::nullopt : std::optional<TensorView>(TensorView(s.bias.get(), DType::kBFloat16, {s.n}, gpu));
   const TensorView workspace(ctx.workspace.get(), DType::kUInt8, {args.workspace_bytes}, gpu);
   const auto stats = cuda::time_cuda_device(
       [&](int i) {
@@ -193,9 +204,16 @@ void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* k
       },
       ctx.stream, ctx.warmup, ctx.runs);
   const std::string base = input == DType::kInt8 ? "qgemm-int8" : fast ? "qgemm-fp8-fast" : "qgemm-fp8";
-  const std::string impl = kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base;
-  add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + 8 * s.n),
+  const std::string impl = (kernel ? "sweep-" + base + "-" + detail::gemm_kernel_name(*kernel) : base) +
+                           (scalars ? "-scalars" : "");
+  add_record(ctx, s, impl, stats, double(s.m * s.k + s.n * s.k + 2 * s.m * s.n + (scalars ? 0 : 8 * s.n)),
              {{"kernel", static_cast<double>(chosen)}, {"workspace_bytes", static_cast<double>(args.workspace_bytes)}});
+}
+
+// qgemm with the epilogue(s) --epilogue asks for, in turn.
+void bench_qgemm(Context& ctx, ShapeBuffers& s, DType input, const GemmKernel* kernel, bool fast = false) {
+  if (ctx.epilogue_vectors) bench_qgemm_epilogue(ctx, s, input, kernel, fast, false);
+  if (ctx.epilogue_scalars) bench_qgemm_epilogue(ctx, s, input, kernel, fast, true);
 }
 
 struct Handles {
@@ -262,6 +280,8 @@ void bench_gemm_cuda(const Options& options, BenchReport& report) {
   cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Context ctx{options, &report, stream, options.get_int("warmup", 10), std::max(50, options.get_int("runs", 50)), 0};
   const int rounds = std::max(1, options.get_int("rounds", 1));
+  const std::string epilogue = options.get("epilogue", "vectors");  // checked by cmd_bench_gemm
+  ctx.epilogue_vectors = epilogue != "scalars", ctx.epilogue_scalars = epilogue != "vectors";
   cuda::set_cooldown_ms(options.get_int("cooldown", 0));
   ctx.copy_gbps = cuda::record_copy_bandwidth(report, stream);
   if (!options.has("no-workspace")) {

@@ -290,37 +290,25 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // A tile, each loading a quarter of it — H200, 128×80 at M = 72–128 ×
 // N = 9216: 0.78–0.95× the time of cluster 1×2 — but only where the
 // clusters of four are all co-resident (tile_waves.h, quad_clusters_fit).
-template <int kN, int kClusterN = 2>
-using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
-                       cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
-template <int kN, int kClusterN = 2>
-using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
-                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-template <int kN, int kClusterN = 2>
-using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_1, cute::Int<kClusterN>, _1>,
-                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
-                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
-// The same tiles in clusters of 2×1 (kSm90Wide80Pairs, kSm90Wide96Pairs): at
+// kClusterM = 2, kClusterN = 1 (kSm90Wide80Pairs, kSm90Wide96Pairs): at
 // M = 224–256 the two token tiles of a weight tile share it by multicast,
 // where 1×2 shares the token tile between two weight tiles. The multicast
 // alone would have a CTA ask L2 for 22 KB per k-tile (1×2: 20); measured,
 // 13.8 against 20.2 at 128×96 — the token tile, read by the whole wave at
 // once, reaches the SMs at ~2 per sector read (tile_waves.h; docs/gemm.md,
 // "Why the token pairs ask L2 for less").
-template <int kN>
-using OneWavePairs = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_2, _1, _1>,
-                            cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                            cutlass::epilogue::TmaWarpSpecializedCooperative>;
-template <int kN>
-using Fp8OneWavePairs = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_2, _1, _1>,
-                               cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                               cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-template <int kN>
-using Fp8FastOneWavePairs = Config<Shape<_128, cute::Int<kN>, _128>, Shape<_2, _1, _1>,
-                                   cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
-                                   cutlass::epilogue::TmaWarpSpecializedCooperative>;
+template <int kN, int kClusterM = 1, int kClusterN = 2>
+using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
+                       cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
+template <int kN, int kClusterM = 1, int kClusterN = 2>
+using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
+                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
+template <int kN, int kClusterM = 1, int kClusterN = 2>
+using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
+                              cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 // The thin tile (kSm90Thin48, sm90_cluster4_*.cu: int8, precise fp8, fast
 // fp8) — 64×48 ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64

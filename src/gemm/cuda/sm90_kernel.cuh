@@ -279,17 +279,11 @@ bool run_for_input(const ScaledMmArgs& args, int sm_count) {
   return Kernel<Fp8Config, Fp8, Output>::run(args, sm_count);
 }
 
-// The one-wave tile 128×kN (cluster 1×kClusterN) for the call's input.
-template <int kN, class Output, int kClusterN = 2>
+// The one-wave tile 128×kN (cluster kClusterM×kClusterN) for the call's input.
+template <int kN, class Output, int kClusterM = 1, int kClusterN = 2>
 bool run_one_wave(const ScaledMmArgs& args, int sm_count) {
-  return run_for_input<OneWave<kN, kClusterN>, Fp8OneWave<kN, kClusterN>, Fp8FastOneWave<kN, kClusterN>, Output>(
-      args, sm_count);
-}
-
-// The one-wave tile 128×kN in clusters of 2×1 (the token-tile pairs).
-template <int kN, class Output>
-bool run_one_wave_pairs(const ScaledMmArgs& args, int sm_count) {
-  return run_for_input<OneWavePairs<kN>, Fp8OneWavePairs<kN>, Fp8FastOneWavePairs<kN>, Output>(args, sm_count);
+  return run_for_input<OneWave<kN, kClusterM, kClusterN>, Fp8OneWave<kN, kClusterM, kClusterN>,
+                       Fp8FastOneWave<kN, kClusterM, kClusterN>, Output>(args, sm_count);
 }
 
 // The one-wave tiles (kSm90Wide80, kSm90Wide96, and both in clusters of 2×1:
@@ -300,8 +294,8 @@ bool run_one_wave_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_cou
   switch (kernel) {
     case GemmKernel::kSm90Wide80: return run_one_wave<80, Output>(args, sm_count);
     case GemmKernel::kSm90Wide96: return run_one_wave<96, Output>(args, sm_count);
-    case GemmKernel::kSm90Wide80Pairs: return run_one_wave_pairs<80, Output>(args, sm_count);
-    case GemmKernel::kSm90Wide96Pairs: return run_one_wave_pairs<96, Output>(args, sm_count);
+    case GemmKernel::kSm90Wide80Pairs: return run_one_wave<80, Output, 2, 1>(args, sm_count);
+    case GemmKernel::kSm90Wide96Pairs: return run_one_wave<96, Output, 2, 1>(args, sm_count);
     default: return false;
   }
 }
@@ -313,8 +307,8 @@ template <class Output>
 bool run_cluster4_config(GemmKernel kernel, const ScaledMmArgs& args, int sm_count) {
   switch (kernel) {
     case GemmKernel::kSm90Thin48: return run_for_input<Thin<48>, Fp8Thin<48>, Fp8FastThin<48>, Output>(args, sm_count);
-    case GemmKernel::kSm90Wide80x4: return run_one_wave<80, Output, 4>(args, sm_count);
-    case GemmKernel::kSm90Wide96x4: return run_one_wave<96, Output, 4>(args, sm_count);
+    case GemmKernel::kSm90Wide80x4: return run_one_wave<80, Output, 1, 4>(args, sm_count);
+    case GemmKernel::kSm90Wide96x4: return run_one_wave<96, Output, 1, 4>(args, sm_count);
     default: return false;
   }
 }
