@@ -33,7 +33,8 @@ namespace trace {
 constexpr int kMaxCtas = 264, kWarps = 12;
 enum Event {
   kEntryTimer, kEntry, kInitStart, kInitEnd, kLoadStart, kMmaStart, kMmaEnd, kMmaTailEnd, kEpilogueBuilt, kVectorsStaged,
-  kSubtile0, kSubtile1, kSubtile2, kSubtile3, kSubtileLast, kEpilogueEnd, kExit, kSm, kEvents
+  kSubtile0, kSubtile1, kSubtile2, kSubtile3, kSubtileLast, kEpilogueEnd, kExit, kSm,
+  kMidPrevisit, kMidPostreduce, kMidTmaStore, kMidEndLoop, kEvents
 };
 __device__ unsigned long long stamps[kMaxCtas][kWarps][kEvents];
 
@@ -72,6 +73,22 @@ struct StampedRowBroadcast : cutlass::epilogue::fusion::Sm90RowBroadcast<0, Tile
     CUTLASS_DEVICE void end_loop(int epi_m, int epi_n) {
       BaseCallbacks::end_loop(epi_m, epi_n);
       stamp(kSubtileLast);  // the last one stamped is the last subtile's
+      if (epi_m + epi_n == 1) stamp(kMidEndLoop);
+    }
+    // Inside subtile 1 (the steady state): before its visits, after its
+    // results are in shared memory, after the fence, barrier and TMA store
+    // issue (end_loop then follows the wait for a free store buffer).
+    CUTLASS_DEVICE void previsit(int epi_m, int epi_n, int load_iteration, bool is_producer_load_needed) {
+      if (epi_m + epi_n == 1) stamp(kMidPrevisit);
+      BaseCallbacks::previsit(epi_m, epi_n, load_iteration, is_producer_load_needed);
+    }
+    CUTLASS_DEVICE void postreduce(int epi_m, int epi_n, int store_iteration, bool issue_smem_store) {
+      BaseCallbacks::postreduce(epi_m, epi_n, store_iteration, issue_smem_store);
+      if (epi_m + epi_n == 1) stamp(kMidPostreduce);
+    }
+    CUTLASS_DEVICE void tma_store(int epi_m, int epi_n, int store_iteration, bool issue_tma_store) {
+      BaseCallbacks::tma_store(epi_m, epi_n, store_iteration, issue_tma_store);
+      if (epi_m + epi_n == 1) stamp(kMidTmaStore);
     }
     CUTLASS_DEVICE void end() {
       BaseCallbacks::end();
@@ -237,7 +254,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 20; ++i) gemm.run();
   CHECK(cudaDeviceSynchronize());
   const int runs = 30;
-  constexpr int kPhases = 14;
+  constexpr int kPhases = 18;
   std::vector<double> kernel_us, start_skew_ns, phases[kPhases];
   for (int run = 0; run < runs; ++run) {
     if (flush_l2) CHECK(cudaMemset(flush, run, flush_bytes));
@@ -269,7 +286,9 @@ int main(int argc, char** argv) {
                                       double(host[c][0][kLoadStart]) - e0, consumer(kMmaStart) - e0,
                                       consumer(kMmaEnd) - e0, consumer(kMmaTailEnd) - e0,
                                       consumer(kEpilogueBuilt) - e0, consumer(kVectorsStaged) - e0,
-                                      consumer(kSubtile1) - e0, consumer(kSubtile2) - e0,
+                                      consumer(kSubtile1) - e0, consumer(kMidPrevisit) - e0,
+                                      consumer(kMidPostreduce) - e0, consumer(kMidTmaStore) - e0,
+                                      consumer(kMidEndLoop) - e0, consumer(kSubtile2) - e0,
                                       consumer(kSubtileLast) - e0, consumer(kEpilogueEnd) - e0,
                                       consumer(kExit) - e0, double(host[c][0][kExit]) - e0};
       for (int p = 0; p < kPhases; ++p) per_cta[p].push_back(points[p]);
@@ -285,7 +304,9 @@ int main(int argc, char** argv) {
                                  "producer: first load() call", "consumers: enter mma (wait for k-tile 0)",
                                  "consumers: leave mma", "consumers: mma_tail done",
                                  "epilogue callbacks built", "row vectors staged (begin done)",
-                                 "subtile 1 begins", "subtile 2 begins", "last subtile's end_loop",
+                                 "subtile 1 begins", "  subtile 1: previsit (visits start)",
+                                 "  subtile 1: postreduce (results in smem)", "  subtile 1: tma_store (after fence, barrier, issue)",
+                                 "  subtile 1: end_loop (store buffer acquired)", "subtile 2 begins", "last subtile's end_loop",
                                  "epilogue end()", "consumers exit (stores drained)", "producer exits"};
   std::printf("cycles from the CTA's entry (median over CTAs, then over runs; us at %.2f GHz):\n", ghz);
   for (int p = 0; p < kPhases; ++p) {
