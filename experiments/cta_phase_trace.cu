@@ -3,16 +3,18 @@
 // the other": the ~1 µs that qgemm's pair tile takes over cuBLASLt fp8's
 // kernel of the same grid at 256×6144×128).
 //
-// The kernel is qgemm's (sm90_kernel.cuh's Epilogue tree, the OneWave<96, 2, 1>
-// config) with two probes that change nothing it computes:
+// The kernel is qgemm's (sm90_kernel.cuh's Epilogue tree and mainloop, the
+// OneWave<96, 2, 1> config) with three probes that change nothing it computes:
 // - the kernel class is wrapped so that every warp stamps its entry and exit;
+// - the mainloop is wrapped to stamp load_init(), the producer's first load()
+//   and the consumers' mma() and mma_tail();
 // - the bias node is CUTLASS's row broadcast whose callbacks stamp when the
 //   epilogue builds them (the mainloop is done), after begin() (the row
-//   vectors are in shared memory) and at end() (the last subtile is issued).
+//   vectors are in shared memory), at each subtile (and inside subtile 1)
+//   and at end().
 // Each stamp is clock64() of the warp's SM (exact within a CTA) plus, at
-// entry, %globaltimer and the SM id (to line the CTAs up against each
-// other). Before each traced launch a 512 MB memset evicts L2, as the
-// bench's rotated inputs do.
+// entry, %globaltimer (to line the CTAs up against each other). Before each
+// traced launch a 512 MB memset evicts L2, as the bench's rotated inputs do.
 //
 // Build (sm_90a, from the repository root, after scripts/setup.sh):
 //   nvcc -std=c++17 -O3 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG \
@@ -33,7 +35,7 @@ namespace trace {
 constexpr int kMaxCtas = 264, kWarps = 12;
 enum Event {
   kEntryTimer, kEntry, kInitStart, kInitEnd, kLoadStart, kMmaStart, kMmaEnd, kMmaTailEnd, kEpilogueBuilt, kVectorsStaged,
-  kSubtile0, kSubtile1, kSubtile2, kSubtile3, kSubtileLast, kEpilogueEnd, kExit, kSm,
+  kSubtile1, kSubtile2, kSubtileLast, kEpilogueEnd, kExit,
   kMidPrevisit, kMidPostreduce, kMidTmaStore, kMidEndLoop, kEvents
 };
 __device__ unsigned long long stamps[kMaxCtas][kWarps][kEvents];
@@ -43,16 +45,13 @@ __device__ __forceinline__ unsigned long long global_ns() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-__device__ __forceinline__ unsigned smid() {
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
-__device__ __forceinline__ void stamp(Event event) {
+// Lane 0 of each warp records `value` as its `event`.
+__device__ __forceinline__ void record(Event event, unsigned long long value) {
   if (threadIdx.x % 32 != 0) return;
   const int cta = blockIdx.x + gridDim.x * blockIdx.y;
-  if (cta < kMaxCtas) stamps[cta][threadIdx.x / 32][event] = clock64();
+  if (cta < kMaxCtas) stamps[cta][threadIdx.x / 32][event] = value;
 }
+__device__ __forceinline__ void stamp(Event event) { record(event, clock64()); }
 
 // CUTLASS's row broadcast, stamping the epilogue's phases.
 template <class TileShape, class Element, class Compute, class Stride>
@@ -67,7 +66,8 @@ struct StampedRowBroadcast : cutlass::epilogue::fusion::Sm90RowBroadcast<0, Tile
       stamp(kVectorsStaged);
     }
     CUTLASS_DEVICE void begin_loop(int epi_m, int epi_n) {
-      stamp(Event(kSubtile0 + (epi_m + epi_n < 3 ? epi_m + epi_n : 3)));
+      if (epi_m + epi_n == 1) stamp(kSubtile1);
+      if (epi_m + epi_n == 2) stamp(kSubtile2);
       BaseCallbacks::begin_loop(epi_m, epi_n);
     }
     CUTLASS_DEVICE void end_loop(int epi_m, int epi_n) {
@@ -136,13 +136,7 @@ struct StampedMainloop : Base {
 template <class Base>
 struct Stamped : Base {
   CUTLASS_DEVICE void operator()(typename Base::Params const& params, char* smem) {
-    if (threadIdx.x % 32 == 0) {
-      const int cta = blockIdx.x + gridDim.x * blockIdx.y;
-      if (cta < kMaxCtas) {
-        stamps[cta][threadIdx.x / 32][kEntryTimer] = global_ns();
-        stamps[cta][threadIdx.x / 32][kSm] = smid();
-      }
-    }
+    record(kEntryTimer, global_ns());
     stamp(kEntry);
     Base::operator()(params, smem);
     stamp(kExit);
@@ -153,7 +147,9 @@ using namespace qgemm::detail;
 using namespace qgemm::detail::sm90;
 using Config = OneWave<96, 2, 1>;
 using Output = cutlass::bfloat16_t;
-using Tree0 = Epilogue<Config::TileShape, int8_t, Output>;
+// The library's kernel for this config: its epilogue tree, mainloop and arguments.
+using Library = Kernel<Config, int8_t, Output>;
+using Tree0 = Library::Tree;
 using Bias = StampedRowBroadcast<Config::TileShape, Output, float, cute::Stride<cute::_0, cute::_1, cute::_0>>;
 using Tree = fusion::Sm90EVT<fusion::Sm90Compute<evt::FusedMultiplyAdd, Output, float, kRound>, Tree0::ScaleA,
                              Tree0::ScaledByB, Bias>;
@@ -161,25 +157,15 @@ using Epi = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Config::TileShape, Config::ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, int32_t, float, void, cutlass::layout::RowMajor, 8, Output,
     cutlass::layout::RowMajor, 8, Config::EpilogueSchedule, Tree>::CollectiveOp;
-using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, int8_t, cutlass::layout::RowMajor, 16, int8_t,
-    cutlass::layout::ColumnMajor, 16, int32_t, Config::TileShape, Config::ClusterShape,
-    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epi::SharedStorage))>,
-    Config::KernelSchedule>::CollectiveOp;
-using Plain = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, StampedMainloop<Mainloop>, Epi,
+// The library's mainloop is carved out for the same epilogue storage: the stamped node adds none.
+static_assert(sizeof(typename Epi::SharedStorage) == sizeof(typename Library::CollectiveEpilogue::SharedStorage));
+using Plain = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, StampedMainloop<Library::CollectiveMainloop>, Epi,
                                                    cutlass::gemm::PersistentScheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Stamped<Plain>>;
 
 }  // namespace trace
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+#define CHECK(x) QGEMM_CUDA_CHECK(x)  // throws qgemm::Error with the call and its location
 
 __global__ void fill(unsigned char* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -222,21 +208,14 @@ int main(int argc, char** argv) {
   args.scale_a = static_cast<const float*>(scale_a), args.scale_a_per_token = true;
   args.scale_b = static_cast<const float*>(scale_b), args.scale_b_per_channel = true;
   args.bias = bias;
-  // The same arguments, node by node: the stamped node inherits the row broadcast's.
-  const auto plain = Tree0::arguments(args);
-  typename Tree::Arguments tree{plain.op_0, plain.op_1, plain.op_2, plain.op_3};
-  typename Gemm::Arguments arguments{
-      cutlass::gemm::GemmUniversalMode::kGemm,
-      {m, n, k, 1},
-      {static_cast<const int8_t*>(a), {int64_t(k), _1{}, int64_t(0)}, static_cast<const int8_t*>(b),
-       {int64_t(k), _1{}, int64_t(0)}},
-      {tree,
-       nullptr,
-       {int64_t(n), _1{}, int64_t(0)},
-       static_cast<Output*>(out),
-       {int64_t(n), _1{}, int64_t(0)}}};
-  arguments.hw_info.sm_count = sms;
-  arguments.scheduler.max_swizzle_size = sm90_tile_swizzle(m, n, false);
+  // The library's arguments, with the epilogue tree's rebuilt node by node
+  // (the stamped node takes the row broadcast's).
+  const auto library = Library::arguments(args, sms);
+  const auto& plain = library.epilogue.thread;
+  typename Gemm::Arguments arguments{library.mode, library.problem_shape, library.mainloop,
+                                     {{plain.op_0, plain.op_1, plain.op_2, plain.op_3}, library.epilogue.ptr_C,
+                                      library.epilogue.dC, library.epilogue.ptr_D, library.epilogue.dD},
+                                     library.hw_info, library.scheduler};
   Gemm gemm;
   if (gemm.can_implement(arguments) != cutlass::Status::kSuccess || gemm.initialize(arguments, nullptr) != cutlass::Status::kSuccess) {
     std::fprintf(stderr, "cannot run the kernel on %dx%dx%d\n", m, n, k);
