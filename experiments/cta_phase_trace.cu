@@ -20,6 +20,7 @@
 //   nvcc -std=c++17 -O3 -arch=sm_90a --expt-relaxed-constexpr -DNDEBUG \
 //     -DCUTLASS_ENABLE_GDC_FOR_SM90 -Iinclude -Isrc -I.deps/cutlass/include \
 //     -I.deps/cutlass/tools/util/include experiments/cta_phase_trace.cu -o cta_phase_trace
+// (add -DTRACE_STAGED=0 for CUTLASS's broadcasts instead of the staged vectors)
 // Run: ./cta_phase_trace [M N K [warm]] (default 256 6144 128; warm: no L2
 // flush between launches, so the inputs, vectors and parameters may hit L2).
 #include <algorithm>
@@ -29,6 +30,13 @@
 #include <vector>
 
 #include "gemm/cuda/sm90_kernel.cuh"
+
+// 1: the library's pair tile as shipped, its vectors staged by the epilogue
+// load warp during the mainloop; 0: CUTLASS's broadcasts, which read them
+// after it (the kernel of the tables in docs/gemm.md up to 2026-12-02).
+#ifndef TRACE_STAGED
+#define TRACE_STAGED 1
+#endif
 
 namespace trace {
 
@@ -53,10 +61,10 @@ __device__ __forceinline__ void record(Event event, unsigned long long value) {
 }
 __device__ __forceinline__ void stamp(Event event) { record(event, clock64()); }
 
-// CUTLASS's row broadcast, stamping the epilogue's phases.
-template <class TileShape, class Element, class Compute, class Stride>
-struct StampedRowBroadcast : cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride> {
-  using Base = cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride>;
+// The library's bias node (CUTLASS's row broadcast, or the staged row
+// vector of sm90_staged_vectors.cuh), stamping the epilogue's phases.
+template <class Base>
+struct StampedBias : Base {
   using Base::Base;
   template <class BaseCallbacks>
   struct Callbacks : BaseCallbacks {
@@ -145,12 +153,12 @@ struct Stamped : Base {
 
 using namespace qgemm::detail;
 using namespace qgemm::detail::sm90;
-using Config = OneWave<96, 2, 1>;
+using Config = OneWave<96, 2, 1, TRACE_STAGED != 0>;
 using Output = cutlass::bfloat16_t;
 // The library's kernel for this config: its epilogue tree, mainloop and arguments.
 using Library = Kernel<Config, int8_t, Output>;
 using Tree0 = Library::Tree;
-using Bias = StampedRowBroadcast<Config::TileShape, Output, float, cute::Stride<cute::_0, cute::_1, cute::_0>>;
+using Bias = StampedBias<Tree0::Bias>;
 using Tree = fusion::Sm90EVT<fusion::Sm90Compute<evt::FusedMultiplyAdd, Output, float, kRound>, Tree0::ScaleA,
                              Tree0::ScaledByB, Bias>;
 using Epi = typename cutlass::epilogue::collective::CollectiveBuilder<

@@ -140,6 +140,15 @@ std::vector<KernelCase> kernel_cases() {
       cases.push_back({kernel, 65, 2000, 528});
       cases.push_back({kernel, 200, 1200, 400});
     }
+    if (kernel == GemmKernel::kSm90Wide80 || kernel == GemmKernel::kSm90Wide96 || kernel == GemmKernel::kSm90Wide80x4 ||
+        kernel == GemmKernel::kSm90Wide96x4 || kernel == GemmKernel::kSm90Wide80Pairs ||
+        kernel == GemmKernel::kSm90Wide96Pairs) {
+      // More tiles than the GPU has SMs (4 × 63 of 80 columns, 4 × 53 of
+      // 96), so each persistent CTA runs several tiles and rewrites the
+      // slots of its staged epilogue vectors (sm90_staged_vectors.cuh)
+      // tile after tile, the last N tile ragged.
+      cases.push_back({kernel, 500, 5020, 272});
+    }
     if (kernel == GemmKernel::kSm90Wide80Pairs || kernel == GemmKernel::kSm90Wide96Pairs) {
       // What they are for: two 128-row M tiles over many 80- or 96-column N
       // tiles, the pair sharing each weight tile (M = 256 full, 232 with 24

@@ -34,13 +34,16 @@ namespace qgemm::detail::sm90 {
 //   2, 4 — the tile's batch in that many N-slices, two partial sets of one
 //          slice (for tiles too wide for three whole sets);
 //   0 — CUTLASS's FP8 mainloop, which promotes without overlap.
-template <class Tile, class Cluster, class Kernel, class Epi, int kSlices = 0>
+template <class Tile, class Cluster, class Kernel, class Epi, int kSlices = 0, bool kStaged = false>
 struct Config {
   using TileShape = Tile;
   using ClusterShape = Cluster;
   using KernelSchedule = Kernel;
   using EpilogueSchedule = Epi;
   static constexpr int kPromotionSlices = kSlices;
+  // The epilogue's vectors staged in shared memory during the mainloop by
+  // the epilogue load warp (sm90_staged_vectors.cuh); cooperative tiles only.
+  static constexpr bool kStagedVectors = kStaged;
 };
 
 using cute::_1;
@@ -297,18 +300,18 @@ using Fp8Wide192 = Config<Shape<_128, _192, _128>, Shape<_2, _1, _1>, cutlass::g
 // 13.8 against 20.2 at 128×96 — the token tile, read by the whole wave at
 // once, reaches the SMs at ~2 per sector read (tile_waves.h; docs/gemm.md,
 // "Why the token pairs ask L2 for less").
-template <int kN, int kClusterM = 1, int kClusterN = 2>
+template <int kN, int kClusterM = 1, int kClusterN = 2, bool kStaged = true>
 using OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
                        cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                       cutlass::epilogue::TmaWarpSpecializedCooperative>;
-template <int kN, int kClusterM = 1, int kClusterN = 2>
+                       cutlass::epilogue::TmaWarpSpecializedCooperative, 0, kStaged>;
+template <int kN, int kClusterM = 1, int kClusterN = 2, bool kStaged = true>
 using Fp8OneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
                           cutlass::gemm::KernelTmaWarpSpecializedCooperative,
-                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1>;
-template <int kN, int kClusterM = 1, int kClusterN = 2>
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, 1, kStaged>;
+template <int kN, int kClusterM = 1, int kClusterN = 2, bool kStaged = true>
 using Fp8FastOneWave = Config<Shape<_128, cute::Int<kN>, _128>, Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, _1>,
                               cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
-                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
+                              cutlass::epilogue::TmaWarpSpecializedCooperative, 0, kStaged>;
 
 // The thin tile (kSm90Thin48, sm90_cluster4_*.cu: int8, precise fp8, fast
 // fp8) — 64×48 ping-pong, cluster 1×4, for M ≤ 64 on weights whose 64×64

@@ -27,6 +27,7 @@
 #include "gemm/cuda/epilogue_evt.cuh"
 #include "gemm/cuda/sm90_direct_epilogue.cuh"
 #include "gemm/cuda/sm90_fp8_overlap.cuh"
+#include "gemm/cuda/sm90_staged_vectors.cuh"
 #include "gemm/cuda/sm90_configs.h"
 #include "gemm/scaled_mm_args.h"
 
@@ -47,21 +48,28 @@ constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 // at run time. kSwapped: the kernel computes Dᵀ = B·Aᵀ (kSm90Decode), so the
 // token vectors (scale_a, azp) index its columns and the channel vectors
 // (scale_b, bias, azp_adj) its rows — row and column broadcasts trade places.
-template <class TileShape, class Input, class Output, bool kSwapped = false>
+// kStaged: the vectors are the leaves of sm90_staged_vectors.cuh, staged in
+// shared memory by the epilogue load warp during the mainloop, instead of
+// CUTLASS's broadcasts, which read global memory after it.
+template <class TileShape, class Input, class Output, bool kSwapped = false, bool kStaged = false>
 struct Epilogue {
   static constexpr bool kInt8 = std::is_same_v<Input, int8_t>;
   using Accumulator = std::conditional_t<kInt8, int32_t, float>;
 
+  template <class Element, class Compute, class Stride>
+  using RowVector = std::conditional_t<kStaged, StagedRowVector<TileShape, Element, Compute, Stride>,
+                                       fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride>>;
+  template <class Element, class Compute, class Stride>
+  using ColVector = std::conditional_t<kStaged, StagedColVector<TileShape, Element, Compute, Stride>,
+                                       fusion::Sm90ColBroadcast<0, TileShape, Element, Compute, Stride>>;
   // A vector with one element per token (StrideToken: _1, or bool for
   // per-tensor / per-token at run time) or per channel.
   template <class Element, class Compute, class StrideToken>
-  using TokenVector =
-      std::conditional_t<kSwapped, fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride<_0, StrideToken, _0>>,
-                         fusion::Sm90ColBroadcast<0, TileShape, Element, Compute, Stride<StrideToken, _0, _0>>>;
+  using TokenVector = std::conditional_t<kSwapped, RowVector<Element, Compute, Stride<_0, StrideToken, _0>>,
+                                         ColVector<Element, Compute, Stride<StrideToken, _0, _0>>>;
   template <class Element, class Compute, class StrideChannel>
-  using ChannelVector =
-      std::conditional_t<kSwapped, fusion::Sm90ColBroadcast<0, TileShape, Element, Compute, Stride<StrideChannel, _0, _0>>,
-                         fusion::Sm90RowBroadcast<0, TileShape, Element, Compute, Stride<_0, StrideChannel, _0>>>;
+  using ChannelVector = std::conditional_t<kSwapped, ColVector<Element, Compute, Stride<StrideChannel, _0, _0>>,
+                                           RowVector<Element, Compute, Stride<_0, StrideChannel, _0>>>;
   // The stride of a vector that is per-tensor or per-element at run time:
   // along N for a row broadcast, along M for a column broadcast.
   template <bool kAlongN>
@@ -111,7 +119,7 @@ template <class Config, class Input, class Output, bool kDirectStore = false,
           class Scheduler = cutlass::gemm::PersistentScheduler, bool kSwapped = false>
 struct Kernel {
   static_assert(!(kSwapped && kDirectStore), "the swapped kernel stores through TMA");
-  using Tree = Epilogue<typename Config::TileShape, Input, Output, kSwapped>;
+  using Tree = Epilogue<typename Config::TileShape, Input, Output, kSwapped, Config::kStagedVectors>;
   using LayoutD = std::conditional_t<kSwapped, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using Accumulator = typename Tree::Accumulator;
   static constexpr int kAlignIn = 16 / sizeof(Input);
