@@ -119,6 +119,8 @@ template <class Config, class Input, class Output, bool kDirectStore = false,
           class Scheduler = cutlass::gemm::PersistentScheduler, bool kSwapped = false>
 struct Kernel {
   static_assert(!(kSwapped && kDirectStore), "the swapped kernel stores through TMA");
+  static_assert(!Config::kStagedVectors || std::is_same_v<Scheduler, cutlass::gemm::PersistentScheduler>,
+                "the staged vectors count tiles by epilogue subtiles: every subtile of every tile through the pipeline");
   using Tree = Epilogue<typename Config::TileShape, Input, Output, kSwapped, Config::kStagedVectors>;
   using LayoutD = std::conditional_t<kSwapped, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using Accumulator = typename Tree::Accumulator;
