@@ -8,10 +8,12 @@
 // - the kernel class is wrapped so that every warp stamps its entry and exit;
 // - the mainloop is wrapped to stamp load_init(), the producer's first load()
 //   and the consumers' mma() and mma_tail();
-// - the bias node is CUTLASS's row broadcast whose callbacks stamp when the
-//   epilogue builds them (the mainloop is done), after begin() (the row
-//   vectors are in shared memory), at each subtile (and inside subtile 1)
-//   and at end().
+// - the bias node (TRACE_STAGED below: the library's staged row vector, or
+//   CUTLASS's row broadcast) has callbacks that stamp when the epilogue
+//   builds them (the mainloop is done), after begin() (with CUTLASS's
+//   broadcast: the row vectors are in shared memory; staged, begin() does
+//   nothing and the first subtile's wait brings them), at each subtile (and
+//   inside subtile 1) and at end().
 // Each stamp is clock64() of the warp's SM (exact within a CTA) plus, at
 // entry, %globaltimer (to line the CTAs up against each other). Before each
 // traced launch a 512 MB memset evicts L2, as the bench's rotated inputs do.

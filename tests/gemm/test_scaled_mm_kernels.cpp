@@ -144,8 +144,8 @@ std::vector<KernelCase> kernel_cases() {
         kernel == GemmKernel::kSm90Wide96x4 || kernel == GemmKernel::kSm90Wide80Pairs ||
         kernel == GemmKernel::kSm90Wide96Pairs) {
       // More tiles than the GPU has SMs (4 × 63 of 80 columns, 4 × 53 of
-      // 96), so each persistent CTA runs several tiles and rewrites the
-      // slots of its staged epilogue vectors (sm90_staged_vectors.cuh)
+      // 96), so each persistent CTA runs several tiles and rewrites both
+      // tile buffers of its staged epilogue vectors (sm90_staged_vectors.cuh)
       // tile after tile, the last N tile ragged (N a multiple of 8, as
       // their TMA store needs).
       cases.push_back({kernel, 500, 5024, 272});
