@@ -44,6 +44,19 @@ __device__ __forceinline__ void load_params(const void* p, int64_t col, float (&
   load_floats<kDtype, N>(p, col, out);
 }
 
+// v = x[row, col … col+N) + bias[col …] (x alone without a bias): the
+// first step of LayerNormOp's and GeluOp's prologues.
+template <DType kX, int N>
+__device__ __forceinline__ void load_x_plus_bias(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N]) {
+  load_floats<kX, N>(a.x, row * a.ldx + col, v);
+  if (a.bias != nullptr) {
+    float bias[N];
+    load_floats<kX, N>(a.bias, col, bias);
+#pragma unroll
+    for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
+  }
+}
+
 // Dequantized int32 GEMM output: fma(scale_a[row], scale_w[col]·acc, bias[col]).
 template <DType kParam, int N>
 __device__ __forceinline__ void dequant_int32_chunk(const FusedArgs& a, int64_t row, int64_t col,
@@ -157,13 +170,7 @@ struct LayerNormOp : LayerNormBase<kX> {
   static constexpr int kMergedStatsItems = 1;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
-    load_floats<kX, N>(a.x, row * a.ldx + col, v);
-    if (a.bias != nullptr) {
-      float bias[N];
-      load_floats<kX, N>(a.bias, col, bias);
-#pragma unroll
-      for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
-    }
+    load_x_plus_bias<kX, N>(a, row, col, v);
     if (a.residual != nullptr) {
       float residual[N];
       load_floats<kX, N>(a.residual, row * a.ld_residual + col, residual);
@@ -238,13 +245,7 @@ struct GeluOp : ElementwiseBase {
   static constexpr bool kCodeByWarp0 = true;
   template <int N>
   __device__ static void prologue(const FusedArgs& a, int64_t row, int64_t col, float (&v)[N], bool) {
-    load_floats<kX, N>(a.x, row * a.ldx + col, v);
-    if (a.bias != nullptr) {
-      float bias[N];
-      load_floats<kX, N>(a.bias, col, bias);
-#pragma unroll
-      for (int j = 0; j < N; ++j) v[j] = f_add(v[j], bias[j]);
-    }
+    load_x_plus_bias<kX, N>(a, row, col, v);
     apply_gelu(a.gelu_tanh, v);
   }
 };

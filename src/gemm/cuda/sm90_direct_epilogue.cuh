@@ -40,6 +40,7 @@
 #include "cutlass/epilogue/collective/detail.hpp"
 #include "cutlass/epilogue/dispatch_policy.hpp"
 #include "cutlass/arch/barrier.h"
+#include "gemm/cuda/sm90_no_workspace.cuh"
 #include "gemm/scaled_mm_args.h"
 
 namespace qgemm::detail::sm90 {
@@ -57,7 +58,7 @@ struct DequantizeElement {
 };
 
 template <class TileShape, class Accumulator, class Output>
-class DirectStoreEpilogue {
+class DirectStoreEpilogue : public NoWorkspace {
  public:
   using EpilogueSchedule = cutlass::epilogue::NoSmemWarpSpecialized;
   using DispatchPolicy = EpilogueSchedule;
@@ -117,19 +118,6 @@ class DirectStoreEpilogue {
             args.scale_b_per_channel};
   }
 
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
-  }
   template <class ProblemShape>
   static bool can_implement(ProblemShape const&, Arguments const& args) {
     return args.out != nullptr && args.scale_a != nullptr && args.scale_b != nullptr;

@@ -39,11 +39,12 @@
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp"
+#include "gemm/cuda/sm90_no_workspace.cuh"
 
 namespace qgemm::detail::sm90 {
 
 template <class CtaTileShapeMNK, class Element, class Compute, class StrideMNL, bool kAlongN>
-struct StagedVector {
+struct StagedVector : NoWorkspace {
   static constexpr int kBuffers = 2;
   static constexpr int kLength =
       kAlongN ? int(cute::size<1>(CtaTileShapeMNK{})) : int(cute::size<0>(CtaTileShapeMNK{}));
@@ -60,21 +61,15 @@ struct StagedVector {
   using Params = Arguments;
 
   template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
   static bool can_implement(ProblemShape const&, Arguments const&) {
     return true;
   }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
+
+  // The buffer of the tile that subtile `load_iteration` belongs to (the
+  // same count on the producer and the consumer side).
+  template <int kSubtiles>
+  CUTLASS_DEVICE static Element* tile_buffer(Element* buffers, int load_iteration) {
+    return buffers + (load_iteration / kSubtiles) % kBuffers * kLength;
   }
 
   CUTLASS_HOST_DEVICE StagedVector() {}
@@ -110,7 +105,7 @@ struct StagedVector {
     }
     CUTLASS_DEVICE void step(uint64_t*, int, int, int load_iteration, bool) {
       if (load_iteration % kSubtiles != 0) return;  // the tile's first subtile stores it whole
-      Element* buffer = buffers + (load_iteration / kSubtiles) % kBuffers * kLength;
+      Element* buffer = tile_buffer<kSubtiles>(buffers, load_iteration);
       CUTLASS_PRAGMA_UNROLL
       for (int j = 0; j < kPerLane; ++j) {
         if (lane + 32 * j < kLength) buffer[lane + 32 * j] = values[j];
@@ -140,7 +135,7 @@ struct StagedVector {
 
     CUTLASS_DEVICE void previsit(int epi_m, int epi_n, int load_iteration, bool) {
       constexpr int kSubtiles = decltype(cute::size<3>(partition) * cute::size<4>(partition))::value;
-      const Element* buffer = buffers + (load_iteration / kSubtiles) % kBuffers * kLength;
+      const Element* buffer = tile_buffer<kSubtiles>(buffers, load_iteration);
       auto offsets = cute::filter_zeros(partition(cute::_, cute::_, cute::_, epi_m, epi_n));
       auto values = cute::filter_zeros(registers);
       CUTLASS_PRAGMA_UNROLL
